@@ -1,0 +1,38 @@
+//! `rxlab`: the command-line front end of the laboratory (DESIGN.md, "lab" layer).
+//!
+//! Every user error (a bad argument, a missing or malformed file) ends the program with one line on
+//! stderr that names the input and what to do, and exit code 2; no panic reaches the user.
+
+mod trace;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// A laboratory for CPU–NIC receive interfaces: shRing, rxBisect, nicmem, COREC and Ensō side by side.
+#[derive(Parser)]
+#[command(name = "rxlab", version, about, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Generate, inspect and convert packet traces.
+    #[command(subcommand)]
+    Trace(trace::TraceCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Trace(cmd) => trace::run(cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("rxlab: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
