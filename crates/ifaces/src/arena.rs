@@ -1,0 +1,358 @@
+//! Buffer arenas: the memory packets live in, and the ownership word that makes sharing it sound.
+//!
+//! An arena is one contiguous allocation of `count` buffers, `stride` bytes apart (2 KiB by default, as
+//! DPDK's mbufs; reference/hardware.md). The first cache line of each buffer is its metadata line
+//! (DPDK's mbuf header plays this role); packet data starts at [`META_LEN`]. Addresses are real, so the
+//! simulator's cache model sees the true layout.
+//!
+//! Buffers are shared between the NIC thread and worker threads, so every hand-off goes through the
+//! buffer's [`Owner`] word with a compare-and-swap. A hand-off that finds the wrong owner is a protocol
+//! bug (a buffer freed twice, a completion reclaimed twice) and panics with the buffer and both states,
+//! instead of letting two agents touch the same bytes. The CAS also orders the bytes: the NIC's DMA write
+//! happens-before its `Posted -> Filled` release store, which the core's `Filled -> Core` acquire reads.
+//! This module is the only place that turns a buffer id into a slice, and it does so only for the agent
+//! that holds the buffer.
+
+#![allow(unsafe_code)]
+
+use crate::sync::{AtomicU32, Ordering};
+use std::alloc::{Layout, alloc_zeroed, dealloc};
+use std::fmt;
+use std::ptr::NonNull;
+
+/// Bytes at the start of every buffer reserved for metadata (the owner word, lengths); one cache line.
+pub const META_LEN: usize = 64;
+
+/// Index of a buffer in its arena. A name only: who may touch the buffer is recorded in its [`Owner`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct BufId(pub u32);
+
+/// Who holds a buffer. Transitions (each a CAS in [`Arena::transfer`]):
+/// `Free -> Core` (allocation), `Core -> Free` (free), `Core -> Posted` (given to the device in a
+/// descriptor), `Posted -> Filled` (the device wrote a packet into it), `Filled -> Core` (the driver
+/// reclaimed it with the completion), `Core -> Tx` (queued for transmission), `Tx -> Core` (the device
+/// finished reading it), `Posted -> Free` (teardown of a ring that still holds it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Owner {
+    /// In a pool (shared or a core's cache).
+    Free = 0,
+    /// Held by a core: a packet, or a driver's spare.
+    Core = 1,
+    /// Posted to the device in a receive descriptor, not yet written.
+    Posted = 2,
+    /// Written by the device, completion published, not yet reclaimed by a core.
+    Filled = 3,
+    /// Queued for transmission; the device may read it.
+    Tx = 4,
+}
+
+impl Owner {
+    fn from_word(w: u32) -> Owner {
+        match w & 0xff {
+            0 => Owner::Free,
+            1 => Owner::Core,
+            2 => Owner::Posted,
+            3 => Owner::Filled,
+            _ => Owner::Tx,
+        }
+    }
+}
+
+/// Layout of the buffers of an arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufLayout {
+    /// Distance between buffer starts in bytes (a multiple of 64).
+    pub stride: usize,
+}
+
+impl Default for BufLayout {
+    /// 2 KiB apart, as DPDK's default mbufs.
+    fn default() -> Self {
+        BufLayout { stride: 2048 }
+    }
+}
+
+impl BufLayout {
+    /// Packet bytes a buffer can hold.
+    pub fn data_room(&self) -> usize {
+        self.stride - META_LEN
+    }
+}
+
+/// Why an arena cannot be built.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ArenaError {
+    /// The stride is not a multiple of 64 or leaves no data room.
+    #[error("buffer stride {0} B must be a multiple of 64 and larger than {META_LEN}")]
+    Stride(usize),
+    /// The arena would need more memory than can be allocated.
+    #[error("cannot allocate {count} buffers of {stride} B")]
+    Alloc {
+        /// Buffers asked for.
+        count: usize,
+        /// Their stride.
+        stride: usize,
+    },
+}
+
+/// A region of packet buffers.
+pub struct Arena {
+    base: NonNull<u8>,
+    count: u32,
+    layout: BufLayout,
+    name: &'static str,
+    /// Under loom, owner words must be loom atomics, which cannot live in raw memory.
+    #[cfg(loom)]
+    owners: Box<[AtomicU32]>,
+}
+
+// SAFETY: the arena owns its allocation. Bytes are reached only through `bytes`/`bytes_mut` by the
+// agent whose ownership the owner word records (checked with atomics on every hand-off), and through
+// `dma_write`/`dma_read`, which check that the device holds the buffer. Owner words are atomics.
+unsafe impl Send for Arena {}
+// SAFETY: as above: shared access is mediated by the atomic owner words.
+unsafe impl Sync for Arena {}
+
+impl fmt::Debug for Arena {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Arena({}, {} x {} B at {:#x})", self.name, self.count, self.layout.stride, self.base_addr())
+    }
+}
+
+impl Arena {
+    /// Allocate `count` zeroed buffers, all [`Owner::Free`], aligned to 4 KiB.
+    pub fn new(name: &'static str, count: u32, layout: BufLayout) -> Result<Arena, ArenaError> {
+        if !layout.stride.is_multiple_of(64) || layout.stride <= META_LEN {
+            return Err(ArenaError::Stride(layout.stride));
+        }
+        let alloc_err = ArenaError::Alloc { count: count as usize, stride: layout.stride };
+        let size = (count.max(1) as usize).checked_mul(layout.stride).ok_or(alloc_err.clone())?;
+        let mem = Layout::from_size_align(size, 4096).map_err(|_| alloc_err.clone())?;
+        // SAFETY: `mem` has a non-zero size.
+        let base = NonNull::new(unsafe { alloc_zeroed(mem) }).ok_or(alloc_err)?;
+        // Owner words start as zero bytes, which is `Owner::Free`.
+        Ok(Arena {
+            base,
+            count,
+            layout,
+            name,
+            #[cfg(loom)]
+            owners: (0..count).map(|_| AtomicU32::new(0)).collect(),
+        })
+    }
+
+    /// Number of buffers.
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    /// Buffer layout.
+    pub fn layout(&self) -> BufLayout {
+        self.layout
+    }
+
+    /// Address of the first byte of the arena.
+    pub fn base_addr(&self) -> usize {
+        self.base.as_ptr() as usize
+    }
+
+    /// Size of the arena in bytes.
+    pub fn size(&self) -> usize {
+        self.count as usize * self.layout.stride
+    }
+
+    fn check(&self, id: BufId) {
+        assert!(id.0 < self.count, "{}: buffer {} out of range ({} buffers)", self.name, id.0, self.count);
+    }
+
+    /// Address of the metadata line of buffer `id`.
+    #[inline]
+    pub fn meta_addr(&self, id: BufId) -> usize {
+        self.check(id);
+        self.base_addr() + id.0 as usize * self.layout.stride
+    }
+
+    /// Address of the first data byte of buffer `id` (what a descriptor carries).
+    #[inline]
+    pub fn data_addr(&self, id: BufId) -> usize {
+        self.meta_addr(id) + META_LEN
+    }
+
+    /// The buffer whose data starts at `addr`, if `addr` is one (descriptor validation).
+    pub fn id_of(&self, addr: usize) -> Option<BufId> {
+        let off = addr.checked_sub(self.base_addr() + META_LEN)?;
+        (off % self.layout.stride == 0 && off / self.layout.stride < self.count as usize)
+            .then(|| BufId((off / self.layout.stride) as u32))
+    }
+
+    #[cfg(loom)]
+    fn owner_word(&self, id: BufId) -> &AtomicU32 {
+        &self.owners[id.0 as usize]
+    }
+
+    #[cfg(not(loom))]
+    #[inline]
+    fn owner_word(&self, id: BufId) -> &AtomicU32 {
+        let meta = self.meta_addr(id) as *const AtomicU32;
+        // SAFETY: the metadata line of an in-range buffer is inside the allocation, 64-byte aligned, and
+        // its first four bytes are only ever accessed as this atomic.
+        unsafe { &*meta }
+    }
+
+    /// Current owner of `id` (for invariant checks; racy by nature while a run is live).
+    pub fn owner(&self, id: BufId) -> Owner {
+        Owner::from_word(self.owner_word(id).load(Ordering::Acquire))
+    }
+
+    /// Core that allocated `id` last (recorded at `Free -> Core`).
+    pub fn home(&self, id: BufId) -> u16 {
+        (self.owner_word(id).load(Ordering::Relaxed) >> 16) as u16
+    }
+
+    /// Hand `id` from `from` to `to`. Panics if `from` does not hold it: that is a protocol bug that would
+    /// otherwise let two agents touch the same bytes. Acquire-release, so bytes written before a hand-off
+    /// are visible after it.
+    #[inline]
+    pub fn transfer(&self, id: BufId, from: Owner, to: Owner) {
+        let w = self.owner_word(id);
+        let cur = w.load(Ordering::Relaxed);
+        let home = cur & !0xff;
+        if let Err(actual) =
+            w.compare_exchange(home | from as u32, home | to as u32, Ordering::AcqRel, Ordering::Relaxed)
+        {
+            panic!(
+                "buffer ownership violated: {} buffer {} moved {from:?} -> {to:?} but is {:?}",
+                self.name,
+                id.0,
+                Owner::from_word(actual)
+            );
+        }
+    }
+
+    /// `Free -> Core` for an allocation by core `core`, recording it as the buffer's home.
+    #[inline]
+    pub fn take_free(&self, id: BufId, core: u16) {
+        let w = self.owner_word(id);
+        let cur = w.load(Ordering::Relaxed);
+        let next = (u32::from(core) << 16) | Owner::Core as u32;
+        if let Err(actual) = w.compare_exchange(cur & !0xff, next, Ordering::AcqRel, Ordering::Relaxed) {
+            panic!(
+                "buffer ownership violated: {} buffer {} allocated while {:?}",
+                self.name,
+                id.0,
+                Owner::from_word(actual)
+            );
+        }
+    }
+
+    /// The device writes `data` at `offset` into the data room of `id`, which must be [`Owner::Posted`],
+    /// and marks it [`Owner::Filled`] (release: the bytes are visible to whoever reclaims it).
+    /// Returns false, writing nothing, if the data does not fit.
+    pub fn dma_write(&self, id: BufId, offset: usize, data: &[u8]) -> bool {
+        if offset + data.len() > self.layout.data_room() {
+            return false;
+        }
+        let owner = self.owner(id);
+        assert_eq!(owner, Owner::Posted, "{}: device wrote buffer {} that is {owner:?}, not posted", self.name, id.0);
+        // SAFETY: in range (checked above); the buffer is Posted, so no core holds a reference to its bytes
+        // (cores reach bytes only as Core), and the single device agent is the only writer.
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), (self.data_addr(id) + offset) as *mut u8, data.len());
+        }
+        self.transfer(id, Owner::Posted, Owner::Filled);
+        true
+    }
+
+    /// The device reads `len` bytes of `id`, which must be [`Owner::Tx`], and gives it back to the core
+    /// side as [`Owner::Core`] for the driver to free on transmit completion.
+    pub fn dma_read<R>(&self, id: BufId, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
+        let len = len.min(self.layout.data_room());
+        let owner = self.owner(id);
+        assert_eq!(owner, Owner::Tx, "{}: device read buffer {} that is {owner:?}, not queued for Tx", self.name, id.0);
+        // SAFETY: in range; the buffer is Tx, so the core side holds no reference to it until we hand it
+        // back below, after the last use of the slice.
+        let r = f(unsafe { std::slice::from_raw_parts(self.data_addr(id) as *const u8, len) });
+        self.transfer(id, Owner::Tx, Owner::Core);
+        r
+    }
+
+    /// The data room of `id`.
+    ///
+    /// # Safety
+    /// The caller must hold `id` as [`Owner::Core`] and be the only holder (a unique [`crate::Packet`]),
+    /// with no live mutable slice to the same buffer.
+    #[inline]
+    pub(crate) unsafe fn bytes(&self, id: BufId) -> &[u8] {
+        // SAFETY: in range; exclusivity is the caller's contract.
+        unsafe { std::slice::from_raw_parts(self.data_addr(id) as *const u8, self.layout.data_room()) }
+    }
+
+    /// The data room of `id`, writable.
+    ///
+    /// # Safety
+    /// As [`Arena::bytes`], and no other slice of this buffer may be live.
+    #[inline]
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn bytes_mut(&self, id: BufId) -> &mut [u8] {
+        // SAFETY: in range; exclusivity is the caller's contract.
+        unsafe { std::slice::from_raw_parts_mut(self.data_addr(id) as *mut u8, self.layout.data_room()) }
+    }
+
+    /// Count buffers by owner: `[free, core, posted, filled, tx]`. Used by the end-of-run invariant.
+    pub fn census(&self) -> [u32; 5] {
+        let mut c = [0u32; 5];
+        for i in 0..self.count {
+            c[self.owner(BufId(i)) as usize] += 1;
+        }
+        c
+    }
+}
+
+impl Drop for Arena {
+    fn drop(&mut self) {
+        let size = (self.count.max(1) as usize) * self.layout.stride;
+        // SAFETY: same size and alignment as allocated in `new`, which validated this layout.
+        unsafe { dealloc(self.base.as_ptr(), Layout::from_size_align_unchecked(size, 4096)) }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_and_lookup() {
+        let a = Arena::new("t", 4, BufLayout::default()).unwrap();
+        assert_eq!(a.data_addr(BufId(1)) - a.data_addr(BufId(0)), 2048);
+        assert_eq!(a.id_of(a.data_addr(BufId(3))), Some(BufId(3)));
+        assert_eq!(a.id_of(a.data_addr(BufId(3)) + 1), None);
+        assert_eq!(a.id_of(a.base_addr() + 4 * 2048 + META_LEN), None);
+        assert_eq!(a.census(), [4, 0, 0, 0, 0]);
+        assert!(Arena::new("t", 1, BufLayout { stride: 100 }).is_err());
+    }
+
+    #[test]
+    fn hand_offs_follow_the_protocol() {
+        let a = Arena::new("t", 2, BufLayout::default()).unwrap();
+        let b = BufId(1);
+        a.take_free(b, 7);
+        assert_eq!(a.home(b), 7);
+        a.transfer(b, Owner::Core, Owner::Posted);
+        assert!(a.dma_write(b, 0, &[1, 2, 3]));
+        assert_eq!(a.owner(b), Owner::Filled);
+        a.transfer(b, Owner::Filled, Owner::Core);
+        // SAFETY: this test holds the buffer as Core.
+        assert_eq!(unsafe { &a.bytes(b)[..3] }, &[1, 2, 3]);
+        assert_eq!(a.home(b), 7);
+    }
+
+    #[test]
+    #[should_panic(expected = "buffer ownership violated")]
+    fn double_free_panics() {
+        let a = Arena::new("t", 1, BufLayout::default()).unwrap();
+        a.take_free(BufId(0), 0);
+        a.transfer(BufId(0), Owner::Core, Owner::Free);
+        a.transfer(BufId(0), Owner::Core, Owner::Free);
+    }
+}

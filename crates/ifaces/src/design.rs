@@ -1,0 +1,237 @@
+//! The seam every receive interface plugs into and both engines drive (DESIGN.md, "Layers").
+//!
+//! A design is a device side, what the NIC does when a packet arrives and when it transmits, and a driver
+//! side, what a core does in its rx and tx bursts. A new design is one module implementing
+//! [`Design`], [`DeviceSide`] and [`DriverSide`]; the engines are generic over it and never change.
+
+use crate::arena::BufLayout;
+use crate::core::CoreCtx;
+use crate::desc::PrefetchParams;
+use crate::packet::Packet;
+use crate::pool::SharedPool;
+use crate::probe::Probe;
+use crate::ringsize::RingSize;
+use crate::sync::Arc;
+use std::collections::BTreeMap;
+use std::fmt;
+use wire::QueueId;
+
+/// Why the NIC dropped a packet. Every drop has one (DESIGN.md, "Invariants").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DropReason {
+    /// No posted receive descriptor (the Rx ring is empty of buffers).
+    NoRxDescriptor,
+    /// The completion ring has no free entry.
+    CompletionRingFull,
+    /// rxBisect: no buffer in any Ax ring associated with the Bx ring (001 §4.1).
+    NoAxBuffer,
+    /// rxBisect: the Bx ring is full (001 §4.1).
+    BxFull,
+    /// Enso: the pipe has no room for the packet (004 §4).
+    PipeFull,
+    /// The packet is larger than the receive buffer.
+    TooLong,
+}
+
+impl DropReason {
+    /// Every reason, in report order.
+    pub const ALL: [DropReason; 6] = [
+        DropReason::NoRxDescriptor,
+        DropReason::CompletionRingFull,
+        DropReason::NoAxBuffer,
+        DropReason::BxFull,
+        DropReason::PipeFull,
+        DropReason::TooLong,
+    ];
+
+    /// Short name used in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            DropReason::NoRxDescriptor => "no_rx_descriptor",
+            DropReason::CompletionRingFull => "completion_ring_full",
+            DropReason::NoAxBuffer => "no_ax_buffer",
+            DropReason::BxFull => "bx_full",
+            DropReason::PipeFull => "pipe_full",
+            DropReason::TooLong => "too_long",
+        }
+    }
+}
+
+impl fmt::Display for DropReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Drops counted by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Drops([u64; DropReason::ALL.len()]);
+
+impl Drops {
+    /// Count one drop.
+    #[inline]
+    pub fn add(&mut self, r: DropReason) {
+        self.0[r as usize] += 1;
+    }
+
+    /// Drops for one reason.
+    pub fn get(&self, r: DropReason) -> u64 {
+        self.0[r as usize]
+    }
+
+    /// All drops.
+    pub fn total(&self) -> u64 {
+        self.0.iter().sum()
+    }
+
+    /// Non-zero counts by name.
+    pub fn by_name(&self) -> BTreeMap<&'static str, u64> {
+        DropReason::ALL.iter().filter(|r| self.get(**r) > 0).map(|r| (r.name(), self.get(*r))).collect()
+    }
+
+    /// Add another set of counts.
+    pub fn merge(&mut self, o: &Drops) {
+        for (a, b) in self.0.iter_mut().zip(o.0) {
+            *a += b;
+        }
+    }
+}
+
+/// Named counters a design reports beyond the common ones (descriptor fetches, wait times, ...).
+pub type Metrics = BTreeMap<String, f64>;
+
+/// Packets the device has delivered that software has not yet taken, and how many it could hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Occupancy {
+    /// Entries holding packets not yet consumed.
+    pub used: u64,
+    /// Entries in total.
+    pub capacity: u64,
+}
+
+/// A bad interface configuration: which option, and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid --{option}: {message}")]
+pub struct ConfigError {
+    /// The command-line option (and experiment key) at fault.
+    pub option: &'static str,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// An error about `option`.
+    pub fn new(option: &'static str, message: impl Into<String>) -> ConfigError {
+        ConfigError { option, message: message.into() }
+    }
+}
+
+/// Configuration of a receive interface; each design reads the fields it uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IfaceConfig {
+    /// Worker cores (each an RSS target).
+    pub cores: usize,
+    /// Receive ring size (privRing: per core).
+    pub ring: RingSize,
+    /// Transmit ring size per core.
+    pub tx_ring: RingSize,
+    /// Per-core buffer cache size (DPDK's mempool cache).
+    pub cache: usize,
+    /// Packet buffer layout.
+    pub layout: BufLayout,
+    /// The NIC's descriptor prefetch.
+    pub prefetch: PrefetchParams,
+    /// Largest receive burst a driver call returns (DPDK's 32).
+    pub burst: usize,
+}
+
+impl Default for IfaceConfig {
+    /// One core, 1 Ki rings (DPDK sample apps' default Rx ring, shRing §2.2), a 256-buffer cache (DPDK
+    /// l3fwd's `MEMPOOL_CACHE_SIZE`), bursts of 32.
+    fn default() -> Self {
+        IfaceConfig {
+            cores: 1,
+            ring: RingSize::new(1024).expect("power of two"),
+            tx_ring: RingSize::new(1024).expect("power of two"),
+            cache: 256,
+            layout: BufLayout::default(),
+            prefetch: PrefetchParams::default(),
+            burst: 32,
+        }
+    }
+}
+
+impl IfaceConfig {
+    /// Checks every design needs: at least one core, a non-zero burst no larger than a ring.
+    pub fn validate_common(&self) -> Result<(), ConfigError> {
+        if self.cores == 0 || self.cores > usize::from(QueueId::MAX) {
+            return Err(ConfigError::new(
+                "cores",
+                format!("need between 1 and {} cores, got {}", QueueId::MAX, self.cores),
+            ));
+        }
+        if self.burst == 0 || self.burst > self.ring.len() {
+            return Err(ConfigError::new(
+                "burst",
+                format!("must be between 1 and the ring size {}, got {}", self.ring, self.burst),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The NIC's side of a design.
+pub trait DeviceSide: Send {
+    /// A packet arrived and RSS steered it to `queue` (an index below the number of cores) with Toeplitz
+    /// hash `hash`: store it and notify software, or say why it is dropped.
+    fn rx<P: Probe>(&mut self, p: &mut P, queue: QueueId, hash: u32, frame: &[u8]) -> Result<(), DropReason>;
+
+    /// Send up to `budget` packets that software queued for transmission to `wire`; returns how many.
+    fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize;
+
+    /// Packets delivered but not yet taken by software, and the capacity, over all rings.
+    fn occupancy(&self) -> Occupancy;
+
+    /// Packets software queued for transmission and the device has not sent yet.
+    fn tx_pending(&self) -> u64;
+
+    /// Design-specific counters.
+    fn metrics(&self) -> Metrics {
+        Metrics::new()
+    }
+}
+
+/// A core's side of a design.
+pub trait DriverSide: Send {
+    /// Receive up to `max` packets into `out` (appending); returns how many.
+    fn rx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, out: &mut Vec<Packet<'c>>, max: usize) -> usize;
+
+    /// Transmit `pkts` (draining the vector); packets that cannot be queued are freed. Returns how many
+    /// were queued.
+    fn tx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, pkts: &mut Vec<Packet<'c>>) -> usize;
+
+    /// Release every buffer this driver still has posted to the device (end of run, after draining), so
+    /// that the pool is whole again.
+    fn teardown(&mut self, core: &CoreCtx);
+
+    /// Design-specific counters of this core.
+    fn metrics(&self) -> Metrics {
+        Metrics::new()
+    }
+}
+
+/// A receive interface design: how to build its two sides.
+pub trait Design {
+    /// Name on the command line (`--iface`).
+    const NAME: &'static str;
+    /// The NIC side.
+    type Device: DeviceSide;
+    /// One core's side.
+    type Driver: DriverSide;
+
+    /// Host buffers the design needs for `cfg`, so the engine can size the pool.
+    fn buffers_needed(cfg: &IfaceConfig) -> u32;
+
+    /// Build both sides over buffers from `pool`, pre-filling rings. Driver `i` serves core `i`.
+    fn build(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<(Self::Device, Vec<Self::Driver>), ConfigError>;
+}

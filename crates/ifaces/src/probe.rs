@@ -1,0 +1,173 @@
+//! The probe (DESIGN.md, "The probe"): how interface and app code tell an engine what they do to memory
+//! and how much plain work they do, so that one implementation serves both engines.
+//!
+//! Each agent (the NIC, or one core) is handed its own probe, so a touch is always charged to the agent
+//! that made it. The live engine's probe ([`NoProbe`]) has empty inline methods that compile away; the
+//! simulator's probe feeds its cache, DRAM and PCIe models and advances the agent's virtual clock.
+//! Addresses are the real addresses of the real buffers, rings and tables.
+
+/// What an access does to memory. For the NIC these are DMA reads and writes over PCIe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// A load (CPU) or a DMA read (NIC).
+    Read,
+    /// A store (CPU) or a DMA write (NIC).
+    Write,
+    /// An atomic read-modify-write (CPU only): a locked instruction that owns the line exclusively.
+    Atomic,
+}
+
+/// The bucket that cycles are charged to, for breakdowns such as shRing Figure 2a ("sync" vs "orig").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Phase {
+    /// Driver receive path: polling completions, reading descriptors, reposting.
+    Rx,
+    /// The network function's own work.
+    App,
+    /// Driver transmit path.
+    Tx,
+    /// Synchronisation between cores: shared-ring locks and bitmaps, CAS loops (shRing §4.3, COREC §3.4).
+    Sync,
+    /// Buffer allocation and freeing.
+    Alloc,
+}
+
+impl Phase {
+    /// Every phase, in report order.
+    pub const ALL: [Phase; 5] = [Phase::Rx, Phase::App, Phase::Tx, Phase::Sync, Phase::Alloc];
+}
+
+/// What the code under test reports to the engine that drives it.
+pub trait Probe {
+    /// `len` bytes at `addr` are read, written or atomically updated.
+    fn touch(&mut self, addr: usize, len: usize, access: Access);
+    /// Plain work (arithmetic, branches) costing about `cycles` core cycles.
+    fn work(&mut self, cycles: u32);
+    /// A posted MMIO write of `len` bytes to a device register at `addr` (a doorbell).
+    fn mmio_write(&mut self, addr: usize, len: usize);
+    /// A lock at `addr` is acquired (after the atomic that took it); the sim makes the agent wait for the
+    /// holder's release in virtual time.
+    fn lock(&mut self, addr: usize);
+    /// The lock at `addr` is released.
+    fn unlock(&mut self, addr: usize);
+    /// Charge what follows to `phase`; returns the phase that was current.
+    fn phase(&mut self, phase: Phase) -> Phase;
+    /// The agent's current time in nanoseconds (wall clock live, virtual time in the sim).
+    fn now_ns(&self) -> u64;
+
+    /// Report a read of the object `v` (its address and size).
+    #[inline(always)]
+    fn read<T: ?Sized>(&mut self, v: &T) {
+        self.touch(v as *const T as *const u8 as usize, std::mem::size_of_val(v), Access::Read);
+    }
+
+    /// Report a write of the object `v` (its address and size).
+    #[inline(always)]
+    fn write<T: ?Sized>(&mut self, v: &T) {
+        self.touch(v as *const T as *const u8 as usize, std::mem::size_of_val(v), Access::Write);
+    }
+
+    /// Report an atomic read-modify-write of the object `v`.
+    #[inline(always)]
+    fn atomic<T: ?Sized>(&mut self, v: &T) {
+        self.touch(v as *const T as *const u8 as usize, std::mem::size_of_val(v), Access::Atomic);
+    }
+}
+
+/// Run `f` with cycles charged to `phase`, then restore the previous phase.
+#[inline(always)]
+pub fn in_phase<P: Probe, R>(p: &mut P, phase: Phase, f: impl FnOnce(&mut P) -> R) -> R {
+    let prev = p.phase(phase);
+    let r = f(p);
+    p.phase(prev);
+    r
+}
+
+/// The live engine's probe: every report is an empty inline function that the compiler removes.
+/// Time comes from the monotonic clock, read only where code asks for it.
+#[derive(Debug, Clone, Copy)]
+pub struct NoProbe {
+    epoch: std::time::Instant,
+}
+
+impl NoProbe {
+    /// A probe whose clock counts from now.
+    pub fn new() -> NoProbe {
+        NoProbe { epoch: std::time::Instant::now() }
+    }
+
+    /// A probe sharing the clock origin `epoch` (all agents of one run share it).
+    pub fn with_epoch(epoch: std::time::Instant) -> NoProbe {
+        NoProbe { epoch }
+    }
+}
+
+impl Default for NoProbe {
+    fn default() -> Self {
+        NoProbe::new()
+    }
+}
+
+impl Probe for NoProbe {
+    #[inline(always)]
+    fn touch(&mut self, _: usize, _: usize, _: Access) {}
+    #[inline(always)]
+    fn work(&mut self, _: u32) {}
+    #[inline(always)]
+    fn mmio_write(&mut self, _: usize, _: usize) {}
+    #[inline(always)]
+    fn lock(&mut self, _: usize) {}
+    #[inline(always)]
+    fn unlock(&mut self, _: usize) {}
+    #[inline(always)]
+    fn phase(&mut self, phase: Phase) -> Phase {
+        phase
+    }
+    #[inline(always)]
+    fn now_ns(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+}
+
+/// A probe that counts what it is told, for tests and for showing what a code path reports.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CountingProbe {
+    /// Number of touches by access kind: read, write, atomic.
+    pub touches: [u64; 3],
+    /// Bytes touched.
+    pub bytes: u64,
+    /// Cycles of plain work reported.
+    pub cycles: u64,
+    /// MMIO writes (doorbells).
+    pub mmio: u64,
+    /// Lock acquisitions.
+    pub locks: u64,
+    /// Current phase.
+    pub current: Option<Phase>,
+    /// Virtual time returned by `now_ns`, advanced by tests.
+    pub now: u64,
+}
+
+impl Probe for CountingProbe {
+    fn touch(&mut self, _: usize, len: usize, access: Access) {
+        self.touches[access as usize] += 1;
+        self.bytes += len as u64;
+    }
+    fn work(&mut self, cycles: u32) {
+        self.cycles += u64::from(cycles);
+    }
+    fn mmio_write(&mut self, _: usize, _: usize) {
+        self.mmio += 1;
+    }
+    fn lock(&mut self, _: usize) {
+        self.locks += 1;
+    }
+    fn unlock(&mut self, _: usize) {}
+    fn phase(&mut self, phase: Phase) -> Phase {
+        self.current.replace(phase).unwrap_or(Phase::Rx)
+    }
+    fn now_ns(&self) -> u64 {
+        self.now
+    }
+}

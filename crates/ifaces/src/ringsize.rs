@@ -1,0 +1,131 @@
+//! Ring sizes and ring indices.
+//!
+//! Hardware rings have power-of-two sizes so that a free-running index maps to a slot with a mask, and
+//! so that the wrap of a 32-bit counter falls on a ring boundary (rxBisect §2's sense-reverse generation
+//! bit is then simply bit log2(size) of the counter).
+
+use std::fmt;
+
+/// A ring size: a power of two between 2 and 2^24, checked once at construction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(into = "u32")]
+pub struct RingSize(u32);
+
+/// Why a number is not a ring size.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("ring size {0} is not a power of two between 2 and 16777216 (try {hint})", hint = suggest(*.0))]
+pub struct RingSizeError(pub u64);
+
+fn suggest(n: u64) -> u64 {
+    n.clamp(2, 1 << 24).next_power_of_two()
+}
+
+impl RingSize {
+    /// Largest supported ring.
+    pub const MAX: u32 = 1 << 24;
+
+    /// Check that `n` is a power of two in `2..=2^24`.
+    pub fn new(n: u64) -> Result<RingSize, RingSizeError> {
+        if n.is_power_of_two() && (2..=u64::from(Self::MAX)).contains(&n) {
+            Ok(RingSize(n as u32))
+        } else {
+            Err(RingSizeError(n))
+        }
+    }
+
+    /// The size as a number of entries.
+    #[inline(always)]
+    pub fn get(self) -> u32 {
+        self.0
+    }
+
+    /// The size as a `usize`.
+    #[inline(always)]
+    pub fn len(self) -> usize {
+        self.0 as usize
+    }
+
+    /// Never true: a ring has at least two entries (present for clippy's `len_without_is_empty`).
+    pub fn is_empty(self) -> bool {
+        false
+    }
+
+    /// The slot of free-running index `i`.
+    #[inline(always)]
+    pub fn slot(self, i: u32) -> usize {
+        (i & (self.0 - 1)) as usize
+    }
+
+    /// The sense-reverse generation of free-running index `i`: flips on every pass through the ring.
+    #[inline(always)]
+    pub fn generation(self, i: u32) -> bool {
+        i & self.0 != 0
+    }
+}
+
+impl From<RingSize> for u32 {
+    fn from(r: RingSize) -> u32 {
+        r.0
+    }
+}
+
+impl fmt::Display for RingSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl std::str::FromStr for RingSize {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let n: u64 = parse_count(s)?;
+        RingSize::new(n).map_err(|e| e.to_string())
+    }
+}
+
+/// Parse a count with an optional binary suffix: `1024`, `1Ki`, `1K` (both 1024), `4Mi`.
+pub fn parse_count(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let (digits, mult) = match t.find(|c: char| !c.is_ascii_digit()) {
+        None => (t, 1),
+        Some(i) => {
+            let m = match &t[i..] {
+                "K" | "Ki" | "k" => 1 << 10,
+                "M" | "Mi" => 1 << 20,
+                other => return Err(format!("'{s}': unknown suffix '{other}' (use K/Ki or M/Mi)")),
+            };
+            (&t[..i], m)
+        }
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    n.checked_mul(mult).ok_or_else(|| format!("'{s}' is too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert!(RingSize::new(1024).is_ok());
+        assert_eq!(
+            RingSize::new(1000).unwrap_err().to_string(),
+            "ring size 1000 is not a power of two between 2 and 16777216 (try 1024)"
+        );
+        assert!(RingSize::new(0).is_err());
+        assert!(RingSize::new(1).is_err());
+        assert_eq!("1Ki".parse::<RingSize>().unwrap().get(), 1024);
+        assert!("12x".parse::<RingSize>().is_err());
+    }
+
+    #[test]
+    fn slot_and_generation_wrap_with_the_counter() {
+        let r = RingSize::new(4).unwrap();
+        assert_eq!(r.slot(5), 1);
+        assert!(!r.generation(3));
+        assert!(r.generation(4));
+        assert!(!r.generation(8));
+        assert!(r.generation(u32::MAX));
+        assert!(!r.generation(u32::MAX.wrapping_add(1)));
+    }
+}

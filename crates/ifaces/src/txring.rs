@@ -1,0 +1,144 @@
+//! Transmit rings, shared by the designs that do not change the transmit side (privRing, shRing,
+//! rxBisect and COREC all keep per-core Tx rings; rxBisect §4: "RxBisect does not modify the Tx side").
+//!
+//! Software writes a 16-byte descriptor per packet and rings the tail doorbell once per burst. The device
+//! reads descriptors (with the same prefetch cache as receive), DMA-reads the packet, puts it on the wire,
+//! and writes back its head index to host memory once per batch (Intel's Tx head write-back). Software
+//! frees the buffers of sent packets on its next transmit call, as DPDK drivers do.
+
+use crate::arena::{Arena, BufId, Owner};
+use crate::core::CoreCtx;
+use crate::desc::{DescPrefetch, DescRing, PrefetchParams};
+use crate::packet::Packet;
+use crate::probe::{Access, Phase, Probe, in_phase};
+use crate::ringsize::RingSize;
+use crate::sync::{Arc, AtomicU32, Ordering};
+
+/// Head write-back word, in its own cache line.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct HeadWriteBack(AtomicU32);
+
+#[derive(Debug)]
+struct TxShared {
+    ring: DescRing,
+    head: HeadWriteBack,
+}
+
+/// Build one Tx ring; returns its device and driver halves.
+pub fn tx_ring(size: RingSize, prefetch: PrefetchParams) -> (TxDevice, TxDriver) {
+    let shared = Arc::new(TxShared { ring: DescRing::new(size), head: HeadWriteBack::default() });
+    (
+        TxDevice { shared: shared.clone(), head: 0, prefetch: DescPrefetch::new(prefetch) },
+        TxDriver { shared, tail: 0, reclaimed: 0, shadow: vec![BufId(0); size.len()], full_drops: 0 },
+    )
+}
+
+/// The driver's half of a Tx ring.
+#[derive(Debug)]
+pub struct TxDriver {
+    shared: Arc<TxShared>,
+    tail: u32,
+    reclaimed: u32,
+    shadow: Vec<BufId>,
+    full_drops: u64,
+}
+
+impl TxDriver {
+    /// Free the buffers of packets the device has sent since the last call.
+    #[inline]
+    pub fn reclaim<P: Probe>(&mut self, p: &mut P, core: &CoreCtx) {
+        p.read(&self.shared.head);
+        let head = self.shared.head.0.load(Ordering::Acquire);
+        while self.reclaimed != head {
+            let id = self.shadow[self.shared.ring.size().slot(self.reclaimed)];
+            core.free(p, id);
+            self.reclaimed = self.reclaimed.wrapping_add(1);
+        }
+    }
+
+    /// Queue `pkts` for transmission (draining the vector) and ring the doorbell once. Packets that do not
+    /// fit are freed and counted. Returns the number queued.
+    pub fn send<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, pkts: &mut Vec<Packet<'c>>) -> usize {
+        in_phase(p, Phase::Tx, |p| {
+            self.reclaim(p, core);
+            let size = self.shared.ring.size();
+            let arena = core.arena();
+            let mut sent = 0;
+            for pkt in pkts.drain(..) {
+                if self.tail.wrapping_sub(self.reclaimed) >= size.get() {
+                    self.full_drops += 1;
+                    continue;
+                }
+                let (id, len) = pkt.into_raw();
+                arena.transfer(id, Owner::Core, Owner::Tx);
+                let slot = size.slot(self.tail);
+                self.shared.ring.post(p, slot, arena.data_addr(id), len);
+                self.shadow[slot] = id;
+                self.tail = self.tail.wrapping_add(1);
+                sent += 1;
+            }
+            if sent > 0 {
+                self.shared.ring.doorbell.ring(p, self.tail);
+            }
+            sent
+        })
+    }
+
+    /// Packets dropped because the ring was full.
+    pub fn full_drops(&self) -> u64 {
+        self.full_drops
+    }
+
+    /// Packets queued and not yet reclaimed.
+    pub fn in_flight(&self) -> u32 {
+        self.tail.wrapping_sub(self.reclaimed)
+    }
+
+    /// Doorbell writes so far.
+    pub fn doorbell_writes(&self) -> u64 {
+        self.shared.ring.doorbell.writes()
+    }
+}
+
+/// The device's half of a Tx ring.
+#[derive(Debug)]
+pub struct TxDevice {
+    shared: Arc<TxShared>,
+    head: u32,
+    prefetch: DescPrefetch,
+}
+
+impl TxDevice {
+    /// Send up to `budget` queued packets to `wire`; returns how many were sent.
+    pub fn transmit<P: Probe, W: FnMut(&[u8])>(
+        &mut self,
+        p: &mut P,
+        arena: &Arena,
+        wire: &mut W,
+        budget: usize,
+    ) -> usize {
+        let tail = self.shared.ring.doorbell.read();
+        let mut sent = 0;
+        while self.head != tail && sent < budget {
+            let d = self.prefetch.get(p, &self.shared.ring, self.head, tail);
+            let addr = d.addr.load(Ordering::Relaxed) as usize;
+            let len = d.cap.load(Ordering::Relaxed) as usize;
+            let id = arena.id_of(addr).expect("Tx descriptor points outside the buffer arena");
+            p.touch(addr, len, Access::Read);
+            arena.dma_read(id, len, &mut *wire);
+            self.head = self.head.wrapping_add(1);
+            sent += 1;
+        }
+        if sent > 0 {
+            p.write(&self.shared.head);
+            self.shared.head.0.store(self.head, Ordering::Release);
+        }
+        sent
+    }
+
+    /// Packets queued by software and not yet sent.
+    pub fn pending(&self) -> u32 {
+        self.shared.ring.doorbell.read().wrapping_sub(self.head)
+    }
+}
