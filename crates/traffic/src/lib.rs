@@ -1,1 +1,35 @@
-//! placeholder
+//! The traffic layer of rxlab (DESIGN.md, "Layers"): packets and traces.
+//!
+//! - [`trace`]: read pcap/pcapng (streaming, [`TraceReader`]) and write them atomically ([`TraceWriter`]);
+//!   [`link`] normalises other link types to Ethernet.
+//! - [`Generator`]: seeded synthetic traffic from a [`GenConfig`]: sizes ([`sizes`]), flows and their
+//!   popularity ([`flows`]), rate and bursts ([`rate`], [`units`]) and RSS steering ([`steer`]). Every
+//!   packet carries a [`wire::Stamp`]; [`template`] makes each one a copy and a few patched fields.
+//! - [`inspect`]: the summary `rxlab trace inspect` prints, including how RSS spreads a trace over N
+//!   queues (rxBisect §3.3, Figure 4).
+//!
+//! Sizes follow `wire::frame`: a frame is named by its length including the 4-byte FCS, buffers and pcap
+//! records hold the frame without it.
+
+pub mod config;
+pub mod flows;
+pub mod generator;
+pub mod inspect;
+pub mod link;
+pub mod rate;
+pub mod sizes;
+mod source;
+pub mod steer;
+pub mod template;
+pub mod trace;
+pub mod units;
+
+pub use config::{GenConfig, GenError};
+pub use flows::{FlowInfo, FlowSet, IpVersion, Popularity};
+pub use generator::{Generator, PacketMeta, Stop};
+pub use inspect::{InspectOptions, TraceSummary, inspect};
+pub use rate::Burst;
+pub use sizes::SizeSpec;
+pub use steer::Steering;
+pub use trace::{Container, OutputFormat, Resolution, Trace, TraceError, TracePacket, TraceReader, TraceWriter};
+pub use units::Rate;

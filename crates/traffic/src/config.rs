@@ -1,0 +1,154 @@
+//! The generator's configuration, as a TOML experiment embeds it, and its validation.
+
+use crate::flows::{IpVersion, Popularity};
+use crate::rate::Burst;
+use crate::sizes::SizeSpec;
+use crate::steer::Steering;
+use crate::trace::TraceError;
+use crate::units::Rate;
+use serde::Deserialize;
+use wire::L4Proto;
+use wire::frame::{MAX_FRAME, MIN_FRAME};
+
+/// Most flows one generator holds (templates and hashes are kept per flow).
+pub const MAX_FLOWS: usize = 1 << 22;
+
+/// Why a generator could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum GenError {
+    /// A parameter is out of range or parameters contradict each other.
+    #[error("{0}")]
+    Config(String),
+    /// The capture named by `size = "pcap:FILE"` could not be read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+}
+
+/// Everything that defines a synthetic traffic stream. Same config, same bytes.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GenConfig {
+    /// Seed of the generator's random stream.
+    pub seed: u64,
+    /// Frame sizes: `"64"`, `"imix"`, `"dc"` or `"pcap:FILE"`.
+    pub size: SizeSpec,
+    /// Number of flows.
+    pub flows: usize,
+    /// How often each flow is chosen: `"uniform"` or `{ zipf = 0.99 }`.
+    pub popularity: Popularity,
+    /// `"udp"` or `"tcp"`.
+    pub proto: L4Proto,
+    /// `"v4"` or `"v6"`.
+    pub ip: IpVersion,
+    /// Offered load: `"10G"` (framing included) or `"5Mpps"`.
+    pub rate: Rate,
+    /// Optional on/off bursts.
+    pub burst: Option<Burst>,
+    /// Queue steering: `"none"`, `{ target = { queues, queue, percent } }` or `{ rss-even = { queues } }`.
+    pub steering: Steering,
+}
+
+impl Default for GenConfig {
+    fn default() -> Self {
+        GenConfig {
+            seed: 1,
+            size: SizeSpec::default(),
+            flows: 1,
+            popularity: Popularity::Uniform,
+            proto: L4Proto::Udp,
+            ip: IpVersion::V4,
+            rate: Rate::Gbps(10.0),
+            burst: None,
+            steering: Steering::None,
+        }
+    }
+}
+
+impl GenConfig {
+    /// Check every parameter that can be checked without reading files.
+    pub fn validate(&self) -> Result<(), GenError> {
+        self.check().map_err(GenError::Config)
+    }
+
+    fn check(&self) -> Result<(), String> {
+        self.rate.check()?;
+        if !(1..=MAX_FLOWS).contains(&self.flows) {
+            return Err(format!("flows must be 1..={MAX_FLOWS}, got {}", self.flows));
+        }
+        if let Popularity::Zipf(s) = self.popularity {
+            if !(s.is_finite() && s >= 0.0) {
+                return Err(format!("the Zipf exponent must be a finite number >= 0, got {s}"));
+            }
+        }
+        if let Some(b) = self.burst {
+            if b.on_ns == 0 {
+                return Err("a burst needs an on period longer than 0".into());
+            }
+        }
+        let main = match &self.size {
+            SizeSpec::Fixed(s) => Some(*s),
+            _ => None,
+        };
+        let target = match self.steering {
+            Steering::Target { target_size, .. } => target_size,
+            _ => None,
+        };
+        for s in [main, target].into_iter().flatten() {
+            if !(MIN_FRAME..=MAX_FRAME).contains(&s) {
+                return Err(format!(
+                    "packet size {s} B is out of range: Ethernet frames (FCS included) are {MIN_FRAME}..={MAX_FRAME} B"
+                ));
+            }
+        }
+        self.steering.validate(self.flows)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(src: &str) -> Result<GenConfig, String> {
+        toml::from_str(src).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn deserialises_and_rejects_unknown_fields() {
+        let c = parse(
+            r#"
+            seed = 7
+            size = "imix"
+            flows = 16
+            popularity = { zipf = 0.99 }
+            proto = "tcp"
+            ip = "v6"
+            rate = "5Mpps"
+            burst = { on_ns = 1000, off_ns = 500 }
+            steering = { target = { queues = 4, queue = 1, percent = 20.0 } }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.size, SizeSpec::Imix);
+        assert_eq!(c.rate, Rate::Mpps(5.0));
+        assert!(matches!(c.steering, Steering::Target { queues: 4, queue: 1, .. }));
+        assert!(parse("flow = 3").unwrap_err().contains("unknown field"));
+        assert!(parse(r#"rate = "-1G""#).unwrap_err().contains("positive"));
+        assert_eq!(parse("steering = { rss-even = { queues = 8 } }").unwrap().steering, Steering::RssEven { queues: 8 });
+    }
+
+    #[test]
+    fn validation_names_the_problem() {
+        let bad = |c: GenConfig| c.validate().unwrap_err().to_string();
+        let d = GenConfig::default;
+        assert!(bad(GenConfig { rate: Rate::Gbps(0.0), ..d() }).contains("positive"));
+        assert!(bad(GenConfig { flows: 0, ..d() }).contains("flows"));
+        assert!(bad(GenConfig { size: SizeSpec::Fixed(2000), ..d() }).contains("out of range"));
+        let target = |queues, queue, percent| Steering::Target { queues, queue, percent, target_size: None };
+        assert!(bad(GenConfig { flows: 8, steering: target(4, 4, 10.0), ..d() }).contains("does not exist"));
+        assert!(bad(GenConfig { flows: 8, steering: target(4, 0, 120.0), ..d() }).contains("0..=100"));
+        assert!(bad(GenConfig { flows: 1, steering: target(4, 0, 50.0), ..d() }).contains("2 flows"));
+        assert!(bad(GenConfig { flows: 6, steering: Steering::RssEven { queues: 4 }, ..d() }).contains("multiple"));
+        assert!(bad(GenConfig { steering: Steering::RssEven { queues: 0 }, ..d() }).contains("queues must be"));
+        assert!(bad(GenConfig { popularity: Popularity::Zipf(-1.0), ..d() }).contains("Zipf"));
+    }
+}

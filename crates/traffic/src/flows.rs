@@ -1,0 +1,213 @@
+//! Flows: the 5-tuples a generator sends, their RSS hashes and queues, and how popular each one is.
+
+use rand::Rng;
+use rand_distr::Distribution;
+use rand_distr::weighted::WeightedAliasIndex;
+use serde::Deserialize;
+use std::collections::HashSet;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use wire::{FiveTuple, IndirectionTable, L4Proto, QueueId, RssFields, Toeplitz};
+
+/// Destination of every generated flow (the device under test), IPv4.
+pub const DST_V4: Ipv4Addr = Ipv4Addr::new(10, 255, 0, 1);
+/// Destination of every generated flow (the device under test), IPv6.
+pub const DST_V6: Ipv6Addr = Ipv6Addr::new(0x2001, 0xdb8, 0xffff, 0, 0, 0, 0, 1);
+/// Destination port of every generated flow.
+pub const DST_PORT: u16 = 5001;
+
+/// IP version of generated traffic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IpVersion {
+    /// IPv4 (the papers' traffic).
+    #[default]
+    V4,
+    /// IPv6.
+    V6,
+}
+
+impl std::fmt::Display for IpVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            IpVersion::V4 => "IPv4",
+            IpVersion::V6 => "IPv6",
+        })
+    }
+}
+
+/// How often each flow is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Popularity {
+    /// Every flow equally often.
+    #[default]
+    Uniform,
+    /// Flow of rank k (from 1) with probability proportional to k^-s (shRing §5.2 uses s = 0.99).
+    Zipf(f64),
+}
+
+/// One generated flow as a receiver sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FlowInfo {
+    /// Addresses, ports and protocol.
+    pub tuple: FiveTuple,
+    /// Toeplitz hash of the tuple (Microsoft key, addresses and ports).
+    pub hash: u32,
+    /// Queue the round-robin indirection table of [`FlowSet::queues`] queues steers it to.
+    pub queue: QueueId,
+}
+
+/// The flows of a generator, indexed by the `flow` field of its packets.
+#[derive(Debug, Clone)]
+pub struct FlowSet {
+    flows: Vec<FlowInfo>,
+    queues: usize,
+}
+
+impl FlowSet {
+    /// Flows in index order and the number of queues their `queue` refers to.
+    pub fn new(flows: Vec<FlowInfo>, queues: usize) -> FlowSet {
+        FlowSet { flows, queues }
+    }
+
+    /// Number of flows.
+    pub fn len(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Whether there are no flows.
+    pub fn is_empty(&self) -> bool {
+        self.flows.is_empty()
+    }
+
+    /// Flow `i`.
+    pub fn get(&self, i: usize) -> Option<&FlowInfo> {
+        self.flows.get(i)
+    }
+
+    /// All flows, in index order.
+    pub fn iter(&self) -> std::slice::Iter<'_, FlowInfo> {
+        self.flows.iter()
+    }
+
+    /// Queues of the indirection table the `queue` fields were computed with (1 without steering).
+    pub fn queues(&self) -> usize {
+        self.queues
+    }
+
+    /// Number of flows per queue.
+    pub fn per_queue(&self) -> Vec<usize> {
+        let mut n = vec![0; self.queues];
+        for f in &self.flows {
+            n[usize::from(f.queue)] += 1;
+        }
+        n
+    }
+}
+
+/// Picks a flow index within a group according to a [`Popularity`].
+#[derive(Debug, Clone)]
+pub enum Picker {
+    /// Uniform over `0..n`.
+    Uniform(usize),
+    /// Weighted (Zipf), sampled by the alias method in constant time.
+    Weighted(WeightedAliasIndex<f64>),
+}
+
+impl Picker {
+    /// A picker over `n >= 1` items.
+    pub fn new(popularity: Popularity, n: usize) -> Picker {
+        match popularity {
+            Popularity::Zipf(s) if n > 1 => {
+                let w: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
+                WeightedAliasIndex::new(w).map_or(Picker::Uniform(n), Picker::Weighted)
+            }
+            _ => Picker::Uniform(n),
+        }
+    }
+
+    /// Draw an index.
+    #[inline]
+    pub fn pick<R: Rng>(&self, rng: &mut R) -> usize {
+        match self {
+            Picker::Uniform(n) => rng.random_range(0..*n),
+            Picker::Weighted(a) => a.sample(rng),
+        }
+    }
+}
+
+/// An endless, seeded stream of distinct client flows towards [`DST_V4`]/[`DST_V6`]:[`DST_PORT`], each
+/// with its RSS hash and queue.
+pub struct Candidates<'a, R> {
+    rng: &'a mut R,
+    seen: HashSet<(IpAddr, u16)>,
+    ip: IpVersion,
+    proto: L4Proto,
+    toeplitz: Toeplitz,
+    reta: IndirectionTable,
+}
+
+impl<'a, R: Rng> Candidates<'a, R> {
+    /// Candidates for `queues` queues under the default RSS setup (Microsoft key, addresses and ports,
+    /// round-robin indirection table).
+    pub fn new(rng: &'a mut R, ip: IpVersion, proto: L4Proto, queues: usize) -> Result<Self, String> {
+        let reta = IndirectionTable::round_robin(queues)?;
+        Ok(Candidates { rng, seen: HashSet::new(), ip, proto, toeplitz: Toeplitz::new(Default::default()), reta })
+    }
+
+    /// The next new flow: a random client address (10.0.0.0/8 or 2001:db8::/64) and port 1024..=65535.
+    pub fn draw(&mut self) -> FlowInfo {
+        loop {
+            let src = match self.ip {
+                IpVersion::V4 => IpAddr::V4(Ipv4Addr::from(0x0a00_0000 | (self.rng.random::<u32>() & 0x00ff_ffff))),
+                IpVersion::V6 => IpAddr::V6(Ipv6Addr::from((0x2001_0db8u128 << 96) | u128::from(self.rng.random::<u64>()))),
+            };
+            let src_port = self.rng.random_range(1024..=u16::MAX);
+            if self.seen.insert((src, src_port)) {
+                let dst = match self.ip {
+                    IpVersion::V4 => IpAddr::V4(DST_V4),
+                    IpVersion::V6 => IpAddr::V6(DST_V6),
+                };
+                let tuple = FiveTuple { src, dst, src_port, dst_port: DST_PORT, proto: self.proto.number() };
+                let hash = self.toeplitz.hash_tuple(&tuple, RssFields::IpPorts);
+                return FlowInfo { tuple, hash, queue: self.reta.queue(hash) };
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+    use rand_xoshiro::Xoshiro256PlusPlus;
+
+    #[test]
+    fn zipf_skews_towards_low_ranks() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        let p = Picker::new(Popularity::Zipf(1.0), 100);
+        let n = 200_000;
+        let mut c = vec![0usize; 100];
+        for _ in 0..n {
+            c[p.pick(&mut rng)] += 1;
+        }
+        // P(rank 1) = 1 / H(100) = 0.1928; rank 2 half of it.
+        let h: f64 = (1..=100).map(|k| 1.0 / k as f64).sum();
+        assert!((c[0] as f64 / n as f64 - 1.0 / h).abs() < 0.005, "{}", c[0]);
+        assert!((c[0] as f64 / c[1] as f64 - 2.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn candidates_are_distinct_and_hashed() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let mut c = Candidates::new(&mut rng, IpVersion::V6, L4Proto::Tcp, 4).unwrap();
+        let flows: Vec<_> = (0..1000).map(|_| c.draw()).collect();
+        let set: HashSet<_> = flows.iter().map(|f| f.tuple).collect();
+        assert_eq!(set.len(), 1000);
+        let t = Toeplitz::new(Default::default());
+        for f in &flows {
+            assert_eq!(f.hash, t.hash_tuple(&f.tuple, RssFields::IpPorts));
+            assert_eq!(usize::from(f.queue), f.hash as usize % 128 % 4);
+        }
+    }
+}

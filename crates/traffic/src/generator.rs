@@ -1,0 +1,191 @@
+//! The synthetic traffic generator: seeded, deterministic, and cheap per packet.
+//!
+//! Construction does the expensive work once: it chooses the flows ([`crate::steer`]), builds one header
+//! template per flow ([`crate::template`]) and the samplers for flows and sizes. [`Generator::next_packet`]
+//! then draws a group, a flow and a size, copies the template into the caller's buffer, stamps it and
+//! advances the pacer: no allocation, no parsing.
+
+use crate::config::{GenConfig, GenError};
+use crate::flows::{FlowSet, Picker};
+use crate::rate::Pacer;
+use crate::sizes::{SizeDist, SizeSpec};
+use crate::steer::Steering;
+use crate::template::{Template, min_frame_len};
+use crate::trace::{OutputFormat, Trace, TraceError, TracePacket, TraceWriter};
+use rand::{Rng, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::path::Path;
+use wire::{L4Proto, Stamp};
+use wire::frame::{FCS_LEN, MAX_FRAME};
+
+/// What the generator wrote into the buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketMeta {
+    /// Send time in ns from the start of the stream (also in the stamp).
+    pub ts_ns: u64,
+    /// Bytes written: the frame length minus the FCS.
+    pub len: usize,
+    /// Index of the flow in [`Generator::flows`].
+    pub flow: u32,
+    /// Sequence number, from 0 (also in the stamp).
+    pub seq: u64,
+}
+
+impl PacketMeta {
+    /// The frame's length by rxlab's convention (FCS included).
+    pub fn frame_len(&self) -> usize {
+        self.len + FCS_LEN
+    }
+}
+
+/// When a finite run of the generator stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// After this many packets.
+    Count(u64),
+    /// Before the first packet sent at or after this many nanoseconds.
+    Duration(u64),
+}
+
+/// A set of flows that share a packet share and a size distribution.
+#[derive(Debug, Clone)]
+struct Group {
+    members: Vec<u32>,
+    picker: Picker,
+    sizes: SizeDist,
+}
+
+/// A deterministic packet source: the same [`GenConfig`] gives the same bytes and timestamps.
+#[derive(Debug, Clone)]
+pub struct Generator {
+    rng: Xoshiro256PlusPlus,
+    flows: FlowSet,
+    templates: Vec<Template>,
+    groups: Vec<Group>,
+    /// `random::<u64>() < threshold` picks group 0 when there are two groups.
+    first_threshold: u64,
+    pacer: Pacer,
+    seq: u64,
+    max_len: usize,
+}
+
+impl Generator {
+    /// Validate `cfg`, choose its flows and build their templates.
+    pub fn new(cfg: &GenConfig) -> Result<Generator, GenError> {
+        cfg.validate()?;
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
+        let sel = cfg.steering.select(&mut rng, cfg.flows, cfg.ip, cfg.proto)?;
+        let templates = sel.flows.iter().map(|f| Template::new(&f.tuple)).collect::<Result<Vec<_>, _>>().map_err(GenError::Config)?;
+        let sizes = SizeDist::from_spec(&cfg.size)?;
+        let target_sizes = match cfg.steering {
+            Steering::Target { target_size: Some(s), .. } => SizeDist::from_spec(&SizeSpec::Fixed(s))?,
+            _ => sizes.clone(),
+        };
+        let groups: Vec<Group> = sel
+            .groups
+            .into_iter()
+            .map(|g| Group {
+                picker: Picker::new(cfg.popularity, g.members.len()),
+                sizes: if g.target { target_sizes.clone() } else { sizes.clone() },
+                members: g.members,
+            })
+            .collect();
+        let need = sel.flows.get(0).map_or(0, |f| min_frame_len(&f.tuple));
+        let smallest = groups.iter().map(|g| g.sizes.min()).min().unwrap_or(MAX_FRAME);
+        if smallest < need {
+            let proto = if cfg.proto == L4Proto::Tcp { "TCP" } else { "UDP" };
+            return Err(GenError::Config(format!(
+                "{smallest} B frames cannot carry {proto}/{} headers and the 16 B stamp: use frames of at least {need} B",
+                cfg.ip
+            )));
+        }
+        let max_len = groups.iter().map(|g| g.sizes.max()).max().unwrap_or(MAX_FRAME) - FCS_LEN;
+        let first_threshold = (sel.first_share.clamp(0.0, 1.0) * 2f64.powi(64)).min(u64::MAX as f64) as u64;
+        Ok(Generator {
+            rng,
+            flows: sel.flows,
+            templates,
+            groups,
+            first_threshold,
+            pacer: Pacer::new(cfg.rate, cfg.burst),
+            seq: 0,
+            max_len,
+        })
+    }
+
+    /// The flows, indexed by [`PacketMeta::flow`].
+    pub fn flows(&self) -> &FlowSet {
+        &self.flows
+    }
+
+    /// Largest number of bytes [`Generator::next_packet`] writes: buffers must hold this much.
+    pub fn max_len(&self) -> usize {
+        self.max_len
+    }
+
+    /// Write the next packet into `buf` (an Ethernet frame without FCS) and say what it is.
+    ///
+    /// # Panics
+    /// If `buf` is shorter than [`Generator::max_len`].
+    #[inline]
+    pub fn next_packet(&mut self, buf: &mut [u8]) -> PacketMeta {
+        let g = match self.groups.len() {
+            1 => &self.groups[0],
+            _ => &self.groups[usize::from(self.rng.random::<u64>() >= self.first_threshold)],
+        };
+        let flow = g.members[g.picker.pick(&mut self.rng)];
+        let frame_len = g.sizes.sample(&mut self.rng);
+        let ts_ns = self.pacer.next(frame_len);
+        let seq = self.seq;
+        self.seq += 1;
+        let len = self.templates[flow as usize].write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf);
+        PacketMeta { ts_ns, len, flow, seq }
+    }
+
+    /// The next `n` packets, each in its own buffer, for replay.
+    pub fn packets(&mut self, n: usize) -> Vec<TracePacket> {
+        self.take(Stop::Count(n as u64)).collect()
+    }
+
+    /// The next packets until `stop`, as a trace.
+    pub fn to_trace(&mut self, stop: Stop) -> Trace {
+        Trace { packets: self.take(stop).collect() }
+    }
+
+    /// Stream the next packets until `stop` into a trace file (written atomically); returns the count.
+    pub fn write_trace(&mut self, path: impl AsRef<Path>, stop: Stop, format: OutputFormat) -> Result<u64, TraceError> {
+        let mut w = TraceWriter::create(path, format)?;
+        let mut buf = vec![0u8; self.max_len];
+        while let Some(meta) = self.next_before(stop, w.written(), &mut buf) {
+            w.write(meta.ts_ns, &buf[..meta.len], meta.len as u32)?;
+        }
+        let n = w.written();
+        w.finish()?;
+        Ok(n)
+    }
+
+    fn take(&mut self, stop: Stop) -> impl Iterator<Item = TracePacket> + '_ {
+        let mut buf = vec![0u8; self.max_len];
+        let mut made = 0;
+        std::iter::from_fn(move || {
+            let meta = self.next_before(stop, made, &mut buf)?;
+            made += 1;
+            Some(TracePacket { ts_ns: meta.ts_ns, data: buf[..meta.len].to_vec(), orig_len: meta.len as u32 })
+        })
+    }
+
+    /// The next packet, unless `stop` has been reached after `made` packets of this run (a packet past a
+    /// duration is drawn but not returned).
+    fn next_before(&mut self, stop: Stop, made: u64, buf: &mut [u8]) -> Option<PacketMeta> {
+        if let Stop::Count(n) = stop {
+            if made >= n {
+                return None;
+            }
+        }
+        let meta = self.next_packet(buf);
+        match stop {
+            Stop::Duration(d) if meta.ts_ns >= d => None,
+            _ => Some(meta),
+        }
+    }
+}
