@@ -1,0 +1,20 @@
+//! Arbitrary bytes as a pcap/pcapng file: the reader must return packets or an error, never panic, and
+//! every packet it returns must survive the checked packet parser.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use std::io::Write;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(mut file) = tempfile::NamedTempFile::new() else { return };
+    if file.write_all(data).is_err() {
+        return;
+    }
+    let Ok(reader) = traffic::TraceReader::open(file.path()) else { return };
+    for packet in reader {
+        let Ok(packet) = packet else { break };
+        if let Ok(view) = wire::PacketView::new_checked(&packet.data[..]) {
+            let _ = (view.five_tuple(), view.payload());
+        }
+    }
+});
