@@ -9,10 +9,12 @@
 //! [`DEFAULT_WINDOW`]) for duplicate detection. A duplicate is always caught when its flow is ordered
 //! and the copy follows the original directly; otherwise it is caught if the original is among the last
 //! `window` deliveries. In an ordered flow, an older copy still fails the run, as an order violation.
+//! Keys are hashed with FxHash (fast, not attack-resistant: flow ids and sequence numbers are ours).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::VecDeque;
 use std::fmt;
 
+use rustc_hash::{FxHashMap, FxHashSet};
 use serde::{Deserialize, Serialize};
 
 /// Deliveries remembered for duplicate detection by default.
@@ -26,10 +28,10 @@ pub struct DeliveryChecker {
     ordered: bool,
     window: usize,
     /// Last sequence number delivered, per flow.
-    last: HashMap<u64, u64>,
+    last: FxHashMap<u64, u64>,
     /// The last `window` deliveries, oldest first, and the same as a set.
     recent: VecDeque<(u64, u64)>,
-    recent_set: HashSet<(u64, u64)>,
+    recent_set: FxHashSet<(u64, u64)>,
     delivered: u64,
     duplicates: u64,
     out_of_order: u64,
@@ -86,9 +88,9 @@ impl DeliveryChecker {
         DeliveryChecker {
             ordered,
             window,
-            last: HashMap::new(),
+            last: FxHashMap::default(),
             recent: VecDeque::new(),
-            recent_set: HashSet::new(),
+            recent_set: FxHashSet::default(),
             delivered: 0,
             duplicates: 0,
             out_of_order: 0,
