@@ -17,5 +17,5 @@ pub mod reorder;
 pub use counters::Throughput;
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use ndr::{NdrConfig, NdrError, NdrResult, Resolution, Trial, TrialRecord};
-pub use order::{DeliveryChecker, Violation};
-pub use reorder::{ReorderReport, ReorderTracker};
+pub use order::{DeliveryChecker, Offence, Violation};
+pub use reorder::{ExtentSummary, ReorderReport, ReorderTracker};
