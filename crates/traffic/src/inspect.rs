@@ -180,11 +180,10 @@ pub fn inspect(
         max_ts = max_ts.max(p.ts_ns);
         let t0 = *first.get_or_insert(p.ts_ns);
         sizes[BUCKETS.iter().rposition(|b| len >= b.0).unwrap_or(0)] += 1;
-        let Ok(view) = PacketView::new_checked(&p.data[..]) else {
+        let Some(tuple) = five_tuple(&p) else {
             non_ip += 1;
             continue;
         };
-        let tuple = *view.five_tuple();
         let entry = flows.entry(tuple).or_insert_with(|| (0, 0, reta.queue(toeplitz.hash_tuple(&tuple, RssFields::IpPorts))));
         entry.0 += 1;
         entry.1 += len as u64;
@@ -222,6 +221,20 @@ pub fn inspect(
         top_flows: top,
         rss: spread(opts, &windows, ip_packets),
     })
+}
+
+/// The packet's flow, if it is IP. A frame cut short by the capture's snaplen is zero-padded back to
+/// its original length first: its headers are intact, only the length fields would disagree.
+fn five_tuple(p: &TracePacket) -> Option<FiveTuple> {
+    let orig = (p.orig_len as usize).min(crate::source::MAX_RECORD);
+    let view = if p.data.len() < orig {
+        let mut padded = p.data.clone();
+        padded.resize(orig, 0);
+        PacketView::new_checked(&padded[..]).map(|v| *v.five_tuple())
+    } else {
+        PacketView::new_checked(&p.data[..]).map(|v| *v.five_tuple())
+    };
+    view.ok()
 }
 
 fn spread(opts: InspectOptions, windows: &BTreeMap<u64, Vec<u64>>, ip_packets: u64) -> RssSpread {

@@ -1,0 +1,178 @@
+//! Generator properties: determinism, rate accounting, popularity skew, steering, stamps, round trips.
+
+use proptest::prelude::*;
+use std::collections::HashMap;
+use traffic::{
+    Burst, Container, GenConfig, Generator, IpVersion, OutputFormat, Popularity, Rate, Resolution, SizeSpec, Steering,
+    Stop, Trace,
+};
+use wire::frame::wire_bits;
+use wire::{L4Proto, PacketView, Stamp};
+
+fn cfg() -> GenConfig {
+    GenConfig { flows: 64, size: SizeSpec::Imix, ..GenConfig::default() }
+}
+
+#[test]
+fn same_seed_same_bytes_other_seed_other_bytes() {
+    let a = Generator::new(&cfg()).unwrap().packets(500);
+    let b = Generator::new(&cfg()).unwrap().packets(500);
+    let c = Generator::new(&GenConfig { seed: 2, ..cfg() }).unwrap().packets(500);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn timestamps_follow_the_bit_rate_with_framing() {
+    let mut g = Generator::new(&GenConfig { rate: Rate::Gbps(40.0), ..cfg() }).unwrap();
+    let pkts = g.packets(10_000);
+    let mut expect_ps = 0f64;
+    for p in &pkts {
+        assert!((p.ts_ns as f64 - expect_ps / 1000.0).abs() <= 1.0, "{} vs {}", p.ts_ns, expect_ps / 1000.0);
+        expect_ps += wire_bits(p.frame_len()) as f64 * 1000.0 / 40.0;
+    }
+}
+
+#[test]
+fn timestamps_follow_the_packet_rate_and_bursts() {
+    let mut g = Generator::new(&GenConfig { rate: Rate::Mpps(2.5), ..cfg() }).unwrap();
+    let pkts = g.packets(1001);
+    assert_eq!(pkts[1000].ts_ns, 400_000);
+    let burst = Some(Burst { on_ns: 10_000, off_ns: 30_000 });
+    let t = Generator::new(&GenConfig { rate: Rate::Mpps(1.0), burst, ..cfg() }).unwrap().to_trace(Stop::Duration(100_000));
+    // 10 packets per 40 us period, over 100 us: periods at 0, 40 and 80 us.
+    assert_eq!(t.packets.len(), 30);
+    assert!(t.packets.iter().all(|p| p.ts_ns % 40_000 < 10_000));
+}
+
+#[test]
+fn every_packet_parses_and_carries_its_stamp() {
+    for (proto, ip) in [(L4Proto::Udp, IpVersion::V4), (L4Proto::Tcp, IpVersion::V4), (L4Proto::Udp, IpVersion::V6)] {
+        let c = GenConfig { proto, ip, size: SizeSpec::Dc, ..cfg() };
+        let mut g = Generator::new(&c).unwrap();
+        let mut buf = vec![0u8; g.max_len()];
+        for i in 0..200 {
+            let m = g.next_packet(&mut buf);
+            let v = PacketView::new_checked(&buf[..m.len]).unwrap();
+            assert_eq!(Stamp::read(v.payload()), Some(Stamp { seq: i, tx_ns: m.ts_ns }));
+            assert_eq!(*v.five_tuple(), g.flows().get(m.flow as usize).unwrap().tuple);
+        }
+    }
+}
+
+#[test]
+fn configurations_that_cannot_carry_the_stamp_are_rejected() {
+    let e = Generator::new(&GenConfig { proto: L4Proto::Tcp, ..GenConfig::default() }).unwrap_err();
+    assert!(e.to_string().contains("at least 74 B"), "{e}");
+    let e = Generator::new(&GenConfig { ip: IpVersion::V6, size: SizeSpec::Imix, ..cfg() }).unwrap_err();
+    assert!(e.to_string().contains("IPv6"), "{e}");
+}
+
+#[test]
+fn zipf_popularity_is_skewed() {
+    let mut g = Generator::new(&GenConfig { popularity: Popularity::Zipf(1.2), ..cfg() }).unwrap();
+    let mut buf = vec![0u8; g.max_len()];
+    let mut counts = vec![0u32; 64];
+    for _ in 0..50_000 {
+        counts[g.next_packet(&mut buf).flow as usize] += 1;
+    }
+    // Rank 1 of Zipf(1.2) over 64 flows draws 1/H = 26 % of the packets; rank 2 2^-1.2 of that.
+    let h: f64 = (1..=64).map(|k| (k as f64).powf(-1.2)).sum();
+    assert!((f64::from(counts[0]) / 50_000.0 - 1.0 / h).abs() < 0.01, "{counts:?}");
+    assert!((f64::from(counts[0]) / f64::from(counts[1]) - 2f64.powf(1.2)).abs() < 0.15);
+}
+
+#[test]
+fn target_queue_gets_its_share() {
+    for percent in [0.0, 5.0, 30.0, 100.0] {
+        let steering = Steering::Target { queues: 8, queue: 3, percent, target_size: Some(64) };
+        let c = GenConfig { flows: 40, size: SizeSpec::Fixed(1518), steering, ..GenConfig::default() };
+        let mut g = Generator::new(&c).unwrap();
+        let mut buf = vec![0u8; g.max_len()];
+        let n = 40_000;
+        let (mut hits, mut per_queue) = (0, [0u32; 8]);
+        for _ in 0..n {
+            let m = g.next_packet(&mut buf);
+            let q = g.flows().get(m.flow as usize).unwrap().queue;
+            per_queue[usize::from(q)] += 1;
+            if q == 3 {
+                hits += 1;
+                assert_eq!(m.frame_len(), 64);
+            } else {
+                assert_eq!(m.frame_len(), 1518);
+            }
+        }
+        let got = 100.0 * f64::from(hits) / f64::from(n);
+        assert!((got - percent).abs() < 1.0, "asked {percent} %, got {got} %");
+        if percent < 100.0 {
+            assert!(per_queue.iter().enumerate().all(|(q, &c)| q == 3 || c > 0), "{per_queue:?}");
+        }
+    }
+}
+
+#[test]
+fn rss_even_puts_the_same_number_of_flows_on_each_queue() {
+    for (flows, queues, ip) in [(64, 16, IpVersion::V4), (12, 3, IpVersion::V6), (128, 128, IpVersion::V4)] {
+        let c = GenConfig { flows, ip, size: SizeSpec::Fixed(128), steering: Steering::RssEven { queues }, ..cfg() };
+        let g = Generator::new(&c).unwrap();
+        assert_eq!(g.flows().per_queue(), vec![flows / queues; queues]);
+    }
+}
+
+#[test]
+fn duration_stop_and_empirical_sizes_from_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("src.pcap");
+    let mut g = Generator::new(&GenConfig { size: SizeSpec::Imix, ..cfg() }).unwrap();
+    g.write_trace(&path, Stop::Duration(1_000_000), OutputFormat::default()).unwrap();
+    let t = Trace::read(&path).unwrap();
+    assert!(t.packets.last().unwrap().ts_ns < 1_000_000);
+    let c = GenConfig { size: SizeSpec::Pcap(path.clone()), ..cfg() };
+    let sizes: HashMap<usize, usize> = Generator::new(&c).unwrap().packets(5000).iter().fold(HashMap::new(), |mut m, p| {
+        *m.entry(p.frame_len()).or_default() += 1;
+        m
+    });
+    let mut keys: Vec<_> = sizes.keys().copied().collect();
+    keys.sort();
+    assert_eq!(keys, [64, 570, 1518]);
+}
+
+fn format(pcapng: bool, nanos: bool) -> OutputFormat {
+    OutputFormat {
+        container: if pcapng { Container::PcapNg } else { Container::Pcap },
+        resolution: if nanos { Resolution::Nano } else { Resolution::Micro },
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// generate → write → read back: identical bytes, and timestamps identical at the file's resolution.
+    #[test]
+    fn write_then_read_is_identical(seed: u64, pcapng: bool, nanos: bool, tcp: bool, v6: bool, n in 1usize..300) {
+        let c = GenConfig {
+            seed,
+            flows: 5,
+            size: SizeSpec::Dc,
+            proto: if tcp { L4Proto::Tcp } else { L4Proto::Udp },
+            ip: if v6 { IpVersion::V6 } else { IpVersion::V4 },
+            rate: Rate::Gbps(3.3),
+            ..GenConfig::default()
+        };
+        let mut trace = Generator::new(&c).unwrap().to_trace(Stop::Count(n as u64));
+        for (i, p) in trace.packets.iter_mut().enumerate() {
+            p.ts_ns += 1_700_000_000_000_000_000 + i as u64;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.trace");
+        trace.write(&path, format(pcapng, nanos)).unwrap();
+        let back = Trace::read(&path).unwrap();
+        prop_assert_eq!(back.packets.len(), trace.packets.len());
+        for (a, b) in trace.packets.iter().zip(&back.packets) {
+            prop_assert_eq!(&a.data, &b.data);
+            prop_assert_eq!(a.orig_len, b.orig_len);
+            let want = if nanos { a.ts_ns } else { a.ts_ns / 1000 * 1000 };
+            prop_assert_eq!(want, b.ts_ns);
+        }
+    }
+}
