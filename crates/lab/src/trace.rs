@@ -128,12 +128,9 @@ fn generate(a: GenArgs) -> Result<()> {
 
 fn gen_config(a: &GenArgs) -> Result<GenConfig> {
     let steering = match (a.target_queue, a.rss_even, a.queues) {
-        (Some(queue), _, Some(queues)) => Steering::Target {
-            queues,
-            queue,
-            percent: a.target_percent.unwrap_or(100.0),
-            target_size: a.target_size,
-        },
+        (Some(queue), _, Some(queues)) => {
+            Steering::Target { queues, queue, percent: a.target_percent.unwrap_or(100.0), target_size: a.target_size }
+        }
         (None, true, Some(queues)) => Steering::RssEven { queues },
         (None, false, Some(_)) => bail!("--queues needs --target-queue or --rss-even"),
         _ => Steering::None,
@@ -202,7 +199,15 @@ fn table(file: &std::path::Path, s: &TraceSummary) -> String {
     }
     let _ = writeln!(o, "\ntop flows{:<46} packets      bytes   share  queue", "");
     for f in &s.top_flows {
-        let _ = writeln!(o, "  {:<53} {:>7} {:>10} {:>7} {:>6}", f.tuple().to_string(), f.packets, f.bytes, pct(f.share), f.queue);
+        let _ = writeln!(
+            o,
+            "  {:<53} {:>7} {:>10} {:>7} {:>6}",
+            f.tuple().to_string(),
+            f.packets,
+            f.bytes,
+            pct(f.share),
+            f.queue
+        );
     }
     let r = &s.rss;
     let _ = writeln!(o, "\nRSS over {} queues (rxBisect §3.3): packets and share per queue", r.queues);

@@ -54,7 +54,11 @@ fn inspect_json(path: &Path, extra: &[&str]) -> serde_json::Value {
 #[test]
 fn gen_then_inspect_reports_what_was_generated() {
     let d = dir();
-    let p = gen_pcap(d.path(), "even.pcap", &["--flows", "32", "--rss-even", "--queues", "8", "--count", "4000", "--nanos"]);
+    let p = gen_pcap(
+        d.path(),
+        "even.pcap",
+        &["--flows", "32", "--rss-even", "--queues", "8", "--count", "4000", "--nanos"],
+    );
     let j = inspect_json(&p, &["--queues", "8", "--window", "100us"]);
     assert_eq!(j["packets"], 4000);
     assert_eq!(j["bytes"], 4000 * 64);

@@ -75,15 +75,13 @@ impl GenConfig {
         if !(1..=MAX_FLOWS).contains(&self.flows) {
             return Err(format!("flows must be 1..={MAX_FLOWS}, got {}", self.flows));
         }
-        if let Popularity::Zipf(s) = self.popularity {
-            if !(s.is_finite() && s >= 0.0) {
-                return Err(format!("the Zipf exponent must be a finite number >= 0, got {s}"));
-            }
+        if let Popularity::Zipf(s) = self.popularity
+            && !(s.is_finite() && s >= 0.0)
+        {
+            return Err(format!("the Zipf exponent must be a finite number >= 0, got {s}"));
         }
-        if let Some(b) = self.burst {
-            if b.on_ns == 0 {
-                return Err("a burst needs an on period longer than 0".into());
-            }
+        if self.burst.is_some_and(|b| b.on_ns == 0) {
+            return Err("a burst needs an on period longer than 0".into());
         }
         let main = match &self.size {
             SizeSpec::Fixed(s) => Some(*s),
@@ -133,7 +131,10 @@ mod tests {
         assert!(matches!(c.steering, Steering::Target { queues: 4, queue: 1, .. }));
         assert!(parse("flow = 3").unwrap_err().contains("unknown field"));
         assert!(parse(r#"rate = "-1G""#).unwrap_err().contains("positive"));
-        assert_eq!(parse("steering = { rss-even = { queues = 8 } }").unwrap().steering, Steering::RssEven { queues: 8 });
+        assert_eq!(
+            parse("steering = { rss-even = { queues = 8 } }").unwrap().steering,
+            Steering::RssEven { queues: 8 }
+        );
     }
 
     #[test]

@@ -160,7 +160,9 @@ impl<'a, R: Rng> Candidates<'a, R> {
         loop {
             let src = match self.ip {
                 IpVersion::V4 => IpAddr::V4(Ipv4Addr::from(0x0a00_0000 | (self.rng.random::<u32>() & 0x00ff_ffff))),
-                IpVersion::V6 => IpAddr::V6(Ipv6Addr::from((0x2001_0db8u128 << 96) | u128::from(self.rng.random::<u64>()))),
+                IpVersion::V6 => {
+                    IpAddr::V6(Ipv6Addr::from((0x2001_0db8u128 << 96) | u128::from(self.rng.random::<u64>())))
+                }
             };
             let src_port = self.rng.random_range(1024..=u16::MAX);
             if self.seen.insert((src, src_port)) {

@@ -15,8 +15,8 @@ use crate::trace::{OutputFormat, Trace, TraceError, TracePacket, TraceWriter};
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::path::Path;
-use wire::{L4Proto, Stamp};
 use wire::frame::{FCS_LEN, MAX_FRAME};
+use wire::{L4Proto, Stamp};
 
 /// What the generator wrote into the buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +75,12 @@ impl Generator {
         cfg.validate()?;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
         let sel = cfg.steering.select(&mut rng, cfg.flows, cfg.ip, cfg.proto)?;
-        let templates = sel.flows.iter().map(|f| Template::new(&f.tuple)).collect::<Result<Vec<_>, _>>().map_err(GenError::Config)?;
+        let templates = sel
+            .flows
+            .iter()
+            .map(|f| Template::new(&f.tuple))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(GenError::Config)?;
         let sizes = SizeDist::from_spec(&cfg.size)?;
         let target_sizes = match cfg.steering {
             Steering::Target { target_size: Some(s), .. } => SizeDist::from_spec(&SizeSpec::Fixed(s))?,
@@ -177,10 +182,8 @@ impl Generator {
     /// The next packet, unless `stop` has been reached after `made` packets of this run (a packet past a
     /// duration is drawn but not returned).
     fn next_before(&mut self, stop: Stop, made: u64, buf: &mut [u8]) -> Option<PacketMeta> {
-        if let Stop::Count(n) = stop {
-            if made >= n {
-                return None;
-            }
+        if matches!(stop, Stop::Count(n) if made >= n) {
+            return None;
         }
         let meta = self.next_packet(buf);
         match stop {

@@ -184,7 +184,8 @@ pub fn inspect(
             non_ip += 1;
             continue;
         };
-        let entry = flows.entry(tuple).or_insert_with(|| (0, 0, reta.queue(toeplitz.hash_tuple(&tuple, RssFields::IpPorts))));
+        let entry =
+            flows.entry(tuple).or_insert_with(|| (0, 0, reta.queue(toeplitz.hash_tuple(&tuple, RssFields::IpPorts))));
         entry.0 += 1;
         entry.1 += len as u64;
         let w = windows.entry(p.ts_ns.saturating_sub(t0) / opts.window_ns).or_insert_with(|| vec![0; opts.queues]);

@@ -42,7 +42,9 @@ impl FromStr for SizeSpec {
             t => match t.strip_prefix("pcap:") {
                 Some(path) if !path.is_empty() => Ok(SizeSpec::Pcap(PathBuf::from(path))),
                 _ => t.parse().map(SizeSpec::Fixed).map_err(|_| {
-                    format!("bad packet size '{s}': give a frame length {MIN_FRAME}..={MAX_FRAME}, imix, dc or pcap:FILE")
+                    format!(
+                        "bad packet size '{s}': give a frame length {MIN_FRAME}..={MAX_FRAME}, imix, dc or pcap:FILE"
+                    )
                 }),
             },
         }

@@ -45,7 +45,10 @@ impl<R: Read> Source<R> {
 
     /// Parse the next record with `parse`, which returns the bytes it consumed and its (owned) result,
     /// reading more of the file while `parse` reports an incomplete buffer. `None` at a clean end of file.
-    pub fn next<T>(&mut self, mut parse: impl FnMut(&[u8]) -> Result<(usize, T), PcapError>) -> Result<Option<T>, Fail> {
+    pub fn next<T>(
+        &mut self,
+        mut parse: impl FnMut(&[u8]) -> Result<(usize, T), PcapError>,
+    ) -> Result<Option<T>, Fail> {
         loop {
             match parse(&self.buf[self.pos..]) {
                 Ok((used, item)) => {

@@ -94,7 +94,7 @@ impl Steering {
             }
             Steering::RssEven { queues } => {
                 check_queues(queues)?;
-                if flows % queues != 0 {
+                if !flows.is_multiple_of(queues) {
                     return Err(format!(
                         "even RSS spread needs a number of flows that is a multiple of {queues} queues, got {flows}"
                     ));
@@ -108,7 +108,11 @@ impl Steering {
     pub fn select<R: Rng>(&self, rng: &mut R, n: usize, ip: IpVersion, proto: L4Proto) -> Result<Selection, GenError> {
         let all = |flows: Vec<FlowInfo>, queues| {
             let members = (0..flows.len() as u32).collect();
-            Selection { flows: FlowSet::new(flows, queues), groups: vec![Group { members, target: false }], first_share: 1.0 }
+            Selection {
+                flows: FlowSet::new(flows, queues),
+                groups: vec![Group { members, target: false }],
+                first_share: 1.0,
+            }
         };
         match *self {
             Steering::None => {

@@ -60,7 +60,8 @@ impl Template {
         }
         let ip_sum = if v4 { sum(&header[ETH..l4_off]) } else { 0 };
         let (addr_off, addr_len) = if v4 { (ETH + 12, 8) } else { (ETH + 8, 32) };
-        let l4_sum = sum(&header[addr_off..addr_off + addr_len]) + u32::from(tuple.proto) + sum(&header[l4_off..header_len]);
+        let l4_sum =
+            sum(&header[addr_off..addr_off + addr_len]) + u32::from(tuple.proto) + sum(&header[l4_off..header_len]);
         Ok(Template { header, header_len, l4_off, v4, udp, ip_sum, l4_sum })
     }
 

@@ -78,7 +78,9 @@ pub enum TraceError {
         source: io::Error,
     },
     /// The file does not start with a pcap or pcapng magic number.
-    #[error("{path}: not a pcap or pcapng file ({found}); give a capture written by tcpdump, Wireshark or `rxlab trace gen`")]
+    #[error(
+        "{path}: not a pcap or pcapng file ({found}); give a capture written by tcpdump, Wireshark or `rxlab trace gen`"
+    )]
     NotPcap {
         /// The file.
         path: PathBuf,
@@ -86,7 +88,9 @@ pub enum TraceError {
         found: String,
     },
     /// The file ends inside a header, record or block.
-    #[error("{path}: truncated {what} at byte {offset}: the file ends inside it; re-capture, or cut the trace before that byte")]
+    #[error(
+        "{path}: truncated {what} at byte {offset}: the file ends inside it; re-capture, or cut the trace before that byte"
+    )]
     Truncated {
         /// The file.
         path: PathBuf,
@@ -199,7 +203,9 @@ impl TraceReader {
             })
             .map_err(|f| fail(&path, f, "file header", 0))?;
         let format = match magic {
-            None => return Err(TraceError::NotPcap { path, found: "the file is empty or shorter than 4 bytes".into() }),
+            None => {
+                return Err(TraceError::NotPcap { path, found: "the file is empty or shorter than 4 bytes".into() });
+            }
             Some(PCAPNG_MAGIC) => {
                 let parser = src
                     .next(|b| PcapNgParser::new(b).map(|(rem, p)| (b.len() - rem.len(), p)))
@@ -281,13 +287,14 @@ impl TraceReader {
                     detail,
                 };
                 let id = interface.unwrap_or(0);
-                let iface = interfaces
-                    .get(id as usize)
-                    .ok_or_else(|| malformed(format!("packet of interface {id}, but {} interfaces are declared", interfaces.len())))?;
+                let iface = interfaces.get(id as usize).ok_or_else(|| {
+                    malformed(format!("packet of interface {id}, but {} interfaces are declared", interfaces.len()))
+                })?;
                 let link = iface.link.map_err(|l| unsupported(&self.path, l, offset))?;
                 if let Some(raw) = raw_ts {
-                    *last_ts = ts_to_ns(raw, iface.tsresol)
-                        .ok_or_else(|| malformed(format!("timestamp {raw} overflows at resolution {}", iface.tsresol)))?;
+                    *last_ts = ts_to_ns(raw, iface.tsresol).ok_or_else(|| {
+                        malformed(format!("timestamp {raw} overflows at resolution {}", iface.tsresol))
+                    })?;
                 }
                 let orig_len = orig_len.max(data.len() as u32);
                 let (data, orig_len) = link.to_ethernet(&data, orig_len);

@@ -31,11 +31,7 @@ impl Rate {
         let v = match *self {
             Rate::Gbps(v) | Rate::Mpps(v) => v,
         };
-        if v.is_finite() && v > 0.0 {
-            Ok(())
-        } else {
-            Err(format!("rate {self} must be positive, e.g. 10G or 5Mpps"))
-        }
+        if v.is_finite() && v > 0.0 { Ok(()) } else { Err(format!("rate {self} must be positive, e.g. 10G or 5Mpps")) }
     }
 }
 

@@ -39,7 +39,8 @@ fn timestamps_follow_the_packet_rate_and_bursts() {
     let pkts = g.packets(1001);
     assert_eq!(pkts[1000].ts_ns, 400_000);
     let burst = Some(Burst { on_ns: 10_000, off_ns: 30_000 });
-    let t = Generator::new(&GenConfig { rate: Rate::Mpps(1.0), burst, ..cfg() }).unwrap().to_trace(Stop::Duration(100_000));
+    let t =
+        Generator::new(&GenConfig { rate: Rate::Mpps(1.0), burst, ..cfg() }).unwrap().to_trace(Stop::Duration(100_000));
     // 10 packets per 40 us period, over 100 us: periods at 0, 40 and 80 us.
     assert_eq!(t.packets.len(), 30);
     assert!(t.packets.iter().all(|p| p.ts_ns % 40_000 < 10_000));
@@ -128,10 +129,11 @@ fn duration_stop_and_empirical_sizes_from_a_trace() {
     let t = Trace::read(&path).unwrap();
     assert!(t.packets.last().unwrap().ts_ns < 1_000_000);
     let c = GenConfig { size: SizeSpec::Pcap(path.clone()), ..cfg() };
-    let sizes: HashMap<usize, usize> = Generator::new(&c).unwrap().packets(5000).iter().fold(HashMap::new(), |mut m, p| {
-        *m.entry(p.frame_len()).or_default() += 1;
-        m
-    });
+    let sizes: HashMap<usize, usize> =
+        Generator::new(&c).unwrap().packets(5000).iter().fold(HashMap::new(), |mut m, p| {
+            *m.entry(p.frame_len()).or_default() += 1;
+            m
+        });
     let mut keys: Vec<_> = sizes.keys().copied().collect();
     keys.sort();
     assert_eq!(keys, [64, 570, 1518]);
