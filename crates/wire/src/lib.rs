@@ -6,10 +6,14 @@
 //!   use for latency and reordering.
 //! - [`toeplitz`] and [`reta`]: receive-side scaling as NICs compute it (Microsoft RSS specification).
 //! - [`frame`]: Ethernet framing overheads used to turn a bit rate into a packet rate.
+//! - [`checksum`] and [`rewrite`]: the Internet checksum and in-place header rewrites that keep it valid
+//!   by incremental update (RFC 1624).
 
 pub mod build;
+pub mod checksum;
 pub mod frame;
 pub mod reta;
+pub mod rewrite;
 pub mod stamp;
 pub mod toeplitz;
 pub mod tuple;

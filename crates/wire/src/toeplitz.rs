@@ -38,7 +38,11 @@ impl RssKey {
     pub fn from_hex(s: &str) -> Result<RssKey, String> {
         let digits: String = s.chars().filter(|c| !matches!(c, ':' | ' ' | '-')).collect();
         if digits.len() != 2 * KEY_LEN {
-            return Err(format!("an RSS key is {KEY_LEN} bytes ({} hex digits), got {} digits", 2 * KEY_LEN, digits.len()));
+            return Err(format!(
+                "an RSS key is {KEY_LEN} bytes ({} hex digits), got {} digits",
+                2 * KEY_LEN,
+                digits.len()
+            ));
         }
         let mut key = [0u8; KEY_LEN];
         for (i, byte) in key.iter_mut().enumerate() {

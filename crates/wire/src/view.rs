@@ -79,14 +79,26 @@ impl<B: AsRef<[u8]>> PacketView<B> {
             Some(NetSlice::Ipv4(ip)) => {
                 let h = ip.header();
                 let payload = ip.payload();
-                (L3::V4, offset_in(data, h.slice()), IpAddr::V4(h.source_addr()), IpAddr::V4(h.destination_addr()),
-                    payload.ip_number.0, payload.payload)
+                (
+                    L3::V4,
+                    offset_in(data, h.slice()),
+                    IpAddr::V4(h.source_addr()),
+                    IpAddr::V4(h.destination_addr()),
+                    payload.ip_number.0,
+                    payload.payload,
+                )
             }
             Some(NetSlice::Ipv6(ip)) => {
                 let h = ip.header();
                 let payload = ip.payload();
-                (L3::V6, offset_in(data, h.slice()), IpAddr::V6(h.source_addr()), IpAddr::V6(h.destination_addr()),
-                    payload.ip_number.0, payload.payload)
+                (
+                    L3::V6,
+                    offset_in(data, h.slice()),
+                    IpAddr::V6(h.source_addr()),
+                    IpAddr::V6(h.destination_addr()),
+                    payload.ip_number.0,
+                    payload.payload,
+                )
             }
             _ => return Err(WireError::NotIp),
         };
