@@ -6,8 +6,20 @@
 //! frees its buffer), and the core transmits. Apps report the memory they touch (packet bytes, tables)
 //! and their plain work through the [`Probe`], so the simulator charges them.
 
+pub mod cuckoo;
+pub mod dir24_8;
 pub mod echo;
+pub mod flow;
 pub mod fwd;
+pub mod harness;
+pub mod l3fwd;
+pub mod lb;
+pub mod maglev;
+pub mod nat;
+pub mod params;
+pub mod workpackage;
+
+pub use params::AppParams;
 
 use ifaces::{CoreCtx, Metrics, Packet, Probe};
 
@@ -45,7 +57,7 @@ pub enum AppError {
 }
 
 /// Names accepted by [`AnyApp::new`].
-pub const APP_NAMES: &[&str] = &["echo", "fwd"];
+pub const APP_NAMES: &[&str] = &["echo", "fwd", "l3fwd", "nat", "lb", "maglev", "workpackage"];
 
 /// Any app, chosen at run time by name; dispatches to the concrete app (one `match`, no virtual calls).
 #[derive(Debug)]
@@ -54,17 +66,49 @@ pub enum AnyApp {
     Echo(echo::Echo),
     /// [`fwd::Fwd`].
     Fwd(fwd::Fwd),
+    /// [`l3fwd::L3fwd`].
+    L3fwd(l3fwd::L3fwd),
+    /// [`nat::Nat`].
+    Nat(nat::Nat),
+    /// [`lb::Lb`].
+    Lb(lb::Lb),
+    /// [`maglev::Maglev`].
+    Maglev(maglev::Maglev),
+    /// [`workpackage::WorkPackage`].
+    WorkPackage(workpackage::WorkPackage),
 }
 
 impl AnyApp {
-    /// Build the app called `name` for core `core`.
-    pub fn new(name: &str, _core: usize) -> Result<AnyApp, AppError> {
-        match name {
-            "echo" => Ok(AnyApp::Echo(echo::Echo::default())),
-            "fwd" => Ok(AnyApp::Fwd(fwd::Fwd)),
-            other => Err(AppError::Unknown(other.to_string())),
-        }
+    /// Build the app called `name` with `params` for core `core` of `cores` (apps that partition state or
+    /// address space across cores use both).
+    pub fn new(name: &str, params: &AppParams, core: usize, cores: usize) -> Result<AnyApp, AppError> {
+        let no_params = |app: &'static str| params.reader(app).finish();
+        Ok(match name {
+            "echo" => no_params("echo").map(|()| AnyApp::Echo(echo::Echo))?,
+            "fwd" => no_params("fwd").map(|()| AnyApp::Fwd(fwd::Fwd))?,
+            "l3fwd" => AnyApp::L3fwd(l3fwd::L3fwd::new(params.reader("l3fwd"))?),
+            "nat" => AnyApp::Nat(nat::Nat::new(params.reader("nat"), core, cores)?),
+            "lb" => AnyApp::Lb(lb::Lb::new(params.reader("lb"))?),
+            "maglev" => AnyApp::Maglev(maglev::new(params.reader("maglev"))?),
+            "workpackage" => AnyApp::WorkPackage(workpackage::WorkPackage::new(params.reader("workpackage"), core)?),
+            other => return Err(AppError::Unknown(other.to_string())),
+        })
     }
+}
+
+/// Dispatch `$e` (an expression over `$a`) to the concrete app inside an [`AnyApp`].
+macro_rules! dispatch {
+    ($self:expr, $a:ident => $e:expr) => {
+        match $self {
+            AnyApp::Echo($a) => $e,
+            AnyApp::Fwd($a) => $e,
+            AnyApp::L3fwd($a) => $e,
+            AnyApp::Nat($a) => $e,
+            AnyApp::Lb($a) => $e,
+            AnyApp::Maglev($a) => $e,
+            AnyApp::WorkPackage($a) => $e,
+        }
+    };
 }
 
 impl App for AnyApp {
@@ -76,16 +120,28 @@ impl App for AnyApp {
         rx: &mut Vec<Packet<'c>>,
         tx: &mut Vec<Packet<'c>>,
     ) {
-        match self {
-            AnyApp::Echo(a) => a.process(p, core, rx, tx),
-            AnyApp::Fwd(a) => a.process(p, core, rx, tx),
-        }
+        dispatch!(self, a => a.process(p, core, rx, tx))
     }
 
     fn metrics(&self) -> Metrics {
-        match self {
-            AnyApp::Echo(a) => a.metrics(),
-            AnyApp::Fwd(a) => a.metrics(),
+        dispatch!(self, a => a.metrics())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_builds_and_bad_input_is_one_line() {
+        let small = AppParams::parse("flows=100").unwrap();
+        for name in APP_NAMES {
+            let params = if ["nat", "lb", "maglev"].contains(name) { &small } else { &AppParams::new() };
+            AnyApp::new(name, params, 0, 2).unwrap_or_else(|e| panic!("{name}: {e}"));
         }
+        let e = AnyApp::new("nope", &AppParams::new(), 0, 1).unwrap_err().to_string();
+        assert!(e.starts_with("unknown app 'nope'") && e.contains("l3fwd"), "{e}");
+        let e = AnyApp::new("echo", &small, 0, 1).unwrap_err().to_string();
+        assert_eq!(e, "app echo: flows: unknown parameter (this app takes: none)");
     }
 }

@@ -1,0 +1,3 @@
+//! Criterion benchmark of every app (see the end of this work).
+
+fn main() {}

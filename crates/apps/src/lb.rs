@@ -1,0 +1,196 @@
+//! `lb`: a flow-consistent load balancer over 32 destination servers (shRing §5.2, rxBisect §6,
+//! nicmem §6.3): a per-core cuckoo flow table (one entry per flow) remembers each flow's server; a new flow
+//! gets the next server round-robin; the destination address is rewritten to the server's with
+//! incremental checksum updates.
+//!
+//! [`Balancer`] is the part shared with `maglev` (Ensō §7.3.1), which differs only in how a new flow's
+//! server is chosen ([`Select`]).
+//!
+//! Parameters: `flows=N` flow-table capacity per core (default 1M), `backends=N` servers (default 32).
+
+use crate::cuckoo::CuckooTable;
+use crate::flow::{self, FlowKey};
+use crate::params::Reader;
+use crate::{App, AppError};
+use ifaces::{CoreCtx, Metrics, Packet, Probe};
+use std::net::Ipv4Addr;
+use wire::rewrite::{self, Side};
+
+/// First backend address; backend `i` is this plus `i`.
+const BACKEND_BASE: Ipv4Addr = Ipv4Addr::new(10, 200, 0, 1);
+/// Cycles of the incremental checksum updates and the address store.
+const REWRITE_WORK: u32 = 6;
+
+/// How a new flow's backend is chosen.
+pub trait Select: std::fmt::Debug + Send {
+    /// The backend index for a new flow with key `key` and hash `hash`.
+    fn pick<P: Probe>(&mut self, p: &mut P, key: &FlowKey, hash: u64) -> u16;
+}
+
+/// Round-robin over `n` backends (FastClick's LB policy in the papers).
+#[derive(Debug, Clone)]
+pub struct RoundRobin {
+    next: u16,
+    n: u16,
+}
+
+impl Select for RoundRobin {
+    fn pick<P: Probe>(&mut self, p: &mut P, _: &FlowKey, _: u64) -> u16 {
+        p.work(2);
+        let b = self.next;
+        self.next = (self.next + 1) % self.n;
+        b
+    }
+}
+
+/// A backend server.
+#[derive(Debug, Clone, Copy)]
+#[repr(C)]
+pub struct Backend {
+    /// Its address, written as the packet's destination.
+    pub addr: Ipv4Addr,
+}
+
+/// A flow-caching load balancer with backend choice `S`.
+#[derive(Debug)]
+pub struct Balancer<S> {
+    table: CuckooTable<u16>,
+    select: S,
+    backends: Vec<Backend>,
+    stats: Stats,
+}
+
+#[derive(Debug, Default)]
+struct Stats {
+    forwarded: u64,
+    hits: u64,
+    new_flows: u64,
+    table_full: u64,
+    malformed: u64,
+    not_flow: u64,
+}
+
+/// The `lb` app.
+pub type Lb = Balancer<RoundRobin>;
+
+/// Read `backends` (1 to 65535) and `flows`; returns the backends and the flow-table capacity.
+pub fn read_common(r: &mut Reader<'_>) -> Result<(Vec<Backend>, usize), AppError> {
+    let n = r.count("backends", 32, 1..=65535)? as u32;
+    let flows = r.count("flows", 1_000_000, 1..=100_000_000)? as usize;
+    let backends = (0..n).map(|i| Backend { addr: Ipv4Addr::from(u32::from(BACKEND_BASE) + i) }).collect();
+    Ok((backends, flows))
+}
+
+impl Lb {
+    /// Build from parameters (see the module documentation).
+    pub fn new(mut r: Reader<'_>) -> Result<Lb, AppError> {
+        let (backends, flows) = read_common(&mut r)?;
+        r.finish()?;
+        let select = RoundRobin { next: 0, n: backends.len() as u16 };
+        Ok(Balancer::with(select, backends, flows))
+    }
+}
+
+impl<S: Select> Balancer<S> {
+    /// A balancer over `backends` with a flow table of `flows` entries.
+    pub fn with(select: S, backends: Vec<Backend>, flows: usize) -> Balancer<S> {
+        Balancer { table: CuckooTable::with_capacity(flows), select, backends, stats: Stats::default() }
+    }
+
+    /// The backend of `key`: the cached one, or a new choice that is then cached (if the table has room).
+    fn backend<P: Probe>(&mut self, p: &mut P, key: &FlowKey) -> u16 {
+        let hash = key.hash();
+        if let Some(b) = self.table.get(p, key, hash) {
+            self.stats.hits += 1;
+            return b;
+        }
+        let b = self.select.pick(p, key, hash);
+        self.stats.new_flows += 1;
+        if self.table.insert(p, *key, hash, b).is_err() {
+            self.stats.table_full += 1;
+        }
+        b
+    }
+}
+
+impl<S: Select> App for Balancer<S> {
+    fn process<'c, P: Probe>(&mut self, p: &mut P, _: &'c CoreCtx, rx: &mut Vec<Packet<'c>>, tx: &mut Vec<Packet<'c>>) {
+        for mut pkt in rx.drain(..) {
+            let addr = pkt.addr();
+            let Ok(mut v) = flow::parse(p, &mut pkt) else {
+                self.stats.malformed += 1;
+                continue;
+            };
+            let Some(key) = FlowKey::from_view(&v) else {
+                self.stats.not_flow += 1;
+                continue;
+            };
+            let b = self.backend(p, &key);
+            let backend = &self.backends[usize::from(b)];
+            p.read(backend);
+            // Cannot fail: the key exists only for IPv4 frames.
+            if rewrite::set_ipv4_addr(&mut v, Side::Dst, backend.addr).is_err() {
+                self.stats.not_flow += 1;
+                continue;
+            }
+            p.work(REWRITE_WORK);
+            flow::touch_rewrite(p, addr, &v);
+            self.stats.forwarded += 1;
+            tx.push(pkt);
+        }
+    }
+
+    fn metrics(&self) -> Metrics {
+        let s = &self.stats;
+        Metrics::from([
+            ("forwarded".into(), s.forwarded as f64),
+            ("flow_hits".into(), s.hits as f64),
+            ("new_flows".into(), s.new_flows as f64),
+            ("flows".into(), self.table.len() as f64),
+            ("table_full".into(), s.table_full as f64),
+            ("drop_malformed".into(), s.malformed as f64),
+            ("drop_not_flow".into(), s.not_flow as f64),
+        ])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::{TestCore, frame};
+    use crate::params::AppParams;
+    use std::collections::HashMap;
+    use wire::PacketView;
+
+    #[test]
+    fn flows_stay_on_their_backend_and_new_flows_round_robin() {
+        let core = TestCore::new();
+        let mut lb = Lb::new(AppParams::new().with("flows", 1000).with("backends", 4).reader("lb")).unwrap();
+        let frames: Vec<Vec<u8>> = (0..8).map(|i| frame("10.0.0.1", 1000 + i, "192.0.2.80", 80, 17, 64)).collect();
+        let first = core.run(&mut lb, &frames);
+        let again = core.run(&mut lb, &frames);
+        assert_eq!(first, again, "every flow keeps its backend");
+        let mut per_backend = HashMap::new();
+        for f in &first {
+            let v = PacketView::new_checked(&f[..]).unwrap();
+            assert!(rewrite::checksums_valid(&v));
+            *per_backend.entry(v.five_tuple().dst).or_insert(0) += 1;
+        }
+        assert_eq!(per_backend.len(), 4);
+        assert!(per_backend.values().all(|&n| n == 2), "{per_backend:?}");
+        let m = lb.metrics();
+        assert_eq!((m["new_flows"], m["flow_hits"]), (8.0, 8.0));
+    }
+
+    #[test]
+    fn a_full_table_still_balances_and_malformed_is_dropped() {
+        let core = TestCore::new();
+        let mut lb = Lb::new(AppParams::new().with("flows", 2).reader("lb")).unwrap();
+        let frames: Vec<Vec<u8>> = (0..5).map(|i| frame("10.0.0.1", 1000 + i, "192.0.2.80", 80, 6, 80)).collect();
+        assert_eq!(core.run(&mut lb, &frames).len(), 5);
+        assert_eq!(lb.metrics()["table_full"], 3.0);
+        assert!(core.run(&mut lb, &[vec![0xFF; 70]]).is_empty());
+        assert_eq!(lb.metrics()["drop_malformed"], 1.0);
+        assert!(Lb::new(AppParams::new().with("backends", 0).reader("lb")).is_err());
+    }
+}
