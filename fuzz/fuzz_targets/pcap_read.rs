@@ -3,14 +3,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use std::io::Write;
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(mut file) = tempfile::NamedTempFile::new() else { return };
-    if file.write_all(data).is_err() {
-        return;
-    }
-    let Ok(reader) = traffic::TraceReader::open(file.path()) else { return };
+    let Ok(reader) = traffic::TraceReader::from_reader("fuzz", std::io::Cursor::new(data.to_vec())) else { return };
     for packet in reader {
         let Ok(packet) = packet else { break };
         if let Ok(view) = wire::PacketView::new_checked(&packet.data[..]) {

@@ -15,7 +15,7 @@ use pcap_file::pcapng::{Block, PcapNgParser, PcapNgWriter};
 use pcap_file::{DataLink, Endianness, PcapError, TsResolution};
 use std::borrow::Cow;
 use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wire::frame::FCS_LEN;
@@ -185,7 +185,7 @@ enum NgItem {
 /// the file in memory at a time. It stops after the first error.
 pub struct TraceReader {
     path: PathBuf,
-    src: Source<File>,
+    src: Source<Box<dyn Read + Send>>,
     format: Format,
     done: bool,
 }
@@ -195,7 +195,16 @@ impl TraceReader {
     pub fn open(path: impl AsRef<Path>) -> Result<TraceReader, TraceError> {
         let path = path.as_ref().to_path_buf();
         let file = File::open(&path).map_err(|source| TraceError::Io { path: path.clone(), source })?;
-        let mut src = Source::new(file);
+        TraceReader::from_reader(path, file)
+    }
+
+    /// Read a pcap or pcapng stream (e.g. stdin, or bytes in memory); `name` stands for it in errors.
+    pub fn from_reader(
+        name: impl Into<PathBuf>,
+        reader: impl Read + Send + 'static,
+    ) -> Result<TraceReader, TraceError> {
+        let path = name.into();
+        let mut src = Source::new(Box::new(reader) as Box<dyn Read + Send>);
         let magic = src
             .next(|b| {
                 let m = b.get(..4).ok_or(PcapError::IncompleteBuffer)?;
@@ -489,5 +498,86 @@ impl TraceWriter {
         tmp.flush().map_err(io_err)?;
         tmp.persist(&path).map_err(|e| io_err(e.error))?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock as Epb;
+
+    fn read(bytes: &[u8]) -> Result<Vec<TracePacket>, TraceError> {
+        TraceReader::from_reader("test", std::io::Cursor::new(bytes.to_vec()))?.collect()
+    }
+
+    #[test]
+    fn big_endian_microsecond_pcap_with_sll2_and_short_snaplen() {
+        let header = PcapHeader {
+            snaplen: 20,
+            datalink: DataLink::LINUX_SLL2,
+            endianness: Endianness::Big,
+            ..PcapHeader::default()
+        };
+        let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
+        let mut sll2 = vec![0x08, 0x00, 0, 0, 0, 0, 0, 1, 0, 1, 0, 6, 1, 2, 3, 4, 5, 6, 0, 0];
+        sll2.extend_from_slice(&[0x45; 4]);
+        // orig_len above the snaplen, as `tcpdump -s` writes it.
+        w.write_raw_packet(&pcap_file::pcap::RawPcapPacket {
+            ts_sec: 3,
+            ts_frac: 5,
+            incl_len: 24,
+            orig_len: 100,
+            data: Cow::Borrowed(&sll2),
+        })
+        .unwrap();
+        let p = read(&w.into_writer()).unwrap();
+        assert_eq!(p[0].ts_ns, 3_000_005_000);
+        assert_eq!(&p[0].data[12..], &[0x08, 0x00, 0x45, 0x45, 0x45, 0x45]);
+        assert_eq!(p[0].orig_len, 94);
+    }
+
+    #[test]
+    fn pcapng_resolutions_and_interfaces() {
+        let mut w = PcapNgWriter::with_endianness(Vec::new(), Endianness::Big).unwrap();
+        for (link, tsresol) in [(DataLink::ETHERNET, 0x80 | 10), (DataLink::IPV6, 3), (DataLink::IEEE802_11, 9)] {
+            let options = vec![InterfaceDescriptionOption::IfTsResol(tsresol)];
+            w.write_pcapng_block(InterfaceDescriptionBlock { linktype: link, snaplen: 0, options }).unwrap();
+        }
+        for (interface_id, units) in [(0, 2048u64), (1, 7)] {
+            let epb = Epb {
+                interface_id,
+                timestamp: Duration::from_nanos(units),
+                original_len: 1,
+                data: Cow::Borrowed(&[0x60]),
+                options: vec![],
+            };
+            w.write_pcapng_block(epb).unwrap();
+        }
+        let good = w.get_ref().clone();
+        let p = read(&good).unwrap();
+        assert_eq!(p[0].ts_ns, 2_000_000_000);
+        assert_eq!(p[1].ts_ns, 7_000_000);
+        assert_eq!(&p[1].data[12..], &[0x86, 0xdd, 0x60]);
+        let epb = Epb {
+            interface_id: 2,
+            timestamp: Duration::ZERO,
+            original_len: 1,
+            data: Cow::Borrowed(&[0]),
+            options: vec![],
+        };
+        w.write_pcapng_block(epb).unwrap();
+        let e = read(w.get_ref()).unwrap_err().to_string();
+        assert!(e.contains("link type IEEE802_11 (105)") && e.contains(&format!("at byte {}", good.len())), "{e}");
+    }
+
+    #[test]
+    fn an_aborted_writer_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.pcap");
+        let mut w = TraceWriter::create(&path, OutputFormat::default()).unwrap();
+        w.write(0, &[0; 60], 60).unwrap();
+        assert!(w.write(u64::MAX, &[0; 60], 60).is_err());
+        drop(w);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 }
