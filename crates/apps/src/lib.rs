@@ -12,6 +12,7 @@ pub mod echo;
 pub mod flow;
 pub mod fwd;
 pub mod harness;
+pub mod kvs;
 pub mod l3fwd;
 pub mod lb;
 pub mod maglev;
@@ -57,7 +58,7 @@ pub enum AppError {
 }
 
 /// Names accepted by [`AnyApp::new`].
-pub const APP_NAMES: &[&str] = &["echo", "fwd", "l3fwd", "nat", "lb", "maglev", "workpackage"];
+pub const APP_NAMES: &[&str] = &["echo", "fwd", "l3fwd", "nat", "lb", "maglev", "workpackage", "kvs"];
 
 /// Any app, chosen at run time by name; dispatches to the concrete app (one `match`, no virtual calls).
 #[derive(Debug)]
@@ -76,6 +77,8 @@ pub enum AnyApp {
     Maglev(maglev::Maglev),
     /// [`workpackage::WorkPackage`].
     WorkPackage(workpackage::WorkPackage),
+    /// [`kvs::Kvs`].
+    Kvs(kvs::Kvs),
 }
 
 impl AnyApp {
@@ -91,6 +94,7 @@ impl AnyApp {
             "lb" => AnyApp::Lb(lb::Lb::new(params.reader("lb"))?),
             "maglev" => AnyApp::Maglev(maglev::new(params.reader("maglev"))?),
             "workpackage" => AnyApp::WorkPackage(workpackage::WorkPackage::new(params.reader("workpackage"), core)?),
+            "kvs" => AnyApp::Kvs(kvs::Kvs::new(params.reader("kvs"), core, cores)?),
             other => return Err(AppError::Unknown(other.to_string())),
         })
     }
@@ -107,6 +111,7 @@ macro_rules! dispatch {
             AnyApp::Lb($a) => $e,
             AnyApp::Maglev($a) => $e,
             AnyApp::WorkPackage($a) => $e,
+            AnyApp::Kvs($a) => $e,
         }
     };
 }
