@@ -187,3 +187,42 @@ mod tests {
         }
     }
 }
+
+#[cfg(all(test, loom))]
+mod loom_tests {
+    use super::*;
+    use crate::probe::CountingProbe;
+
+    /// The device publishes entries across a wrap while the core polls and rings the doorbell: every
+    /// entry is seen once, in order, with its payload (the done bit's release/acquire orders the words).
+    #[test]
+    fn publication_with_the_done_bit() {
+        loom::model(|| {
+            let (mut tx, mut rx) = completion_ring(RingSize::new(2).unwrap());
+            let producer = loom::thread::spawn(move || {
+                let p = &mut CountingProbe::default();
+                let mut next = 0u64;
+                while next < 3 {
+                    if tx.push(p, [next, next + 10, next + 20]) {
+                        next += 1;
+                    } else {
+                        loom::thread::yield_now();
+                    }
+                }
+            });
+            let p = &mut CountingProbe::default();
+            let mut want = 0u64;
+            while want < 3 {
+                match rx.poll(p) {
+                    Some(w) => {
+                        assert_eq!(w, [want, want + 10, want + 20]);
+                        want += 1;
+                        rx.ring_doorbell(p);
+                    }
+                    None => loom::thread::yield_now(),
+                }
+            }
+            producer.join().unwrap();
+        });
+    }
+}

@@ -3,6 +3,7 @@
 //! Every user error (a bad argument, a missing or malformed file) ends the program with one line on
 //! stderr that names the input and what to do, and exit code 2; no panic reaches the user.
 
+mod run;
 mod trace;
 
 use clap::{Parser, Subcommand};
@@ -18,6 +19,8 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run one design with one app (no arguments: the built-in default experiment).
+    Run(run::RunArgs),
     /// Generate, inspect and convert packet traces.
     #[command(subcommand)]
     Trace(trace::TraceCommand),
@@ -26,6 +29,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Run(args) => run::run(args),
         Command::Trace(cmd) => trace::run(cmd),
     };
     match result {

@@ -1,1 +1,20 @@
-//! placeholder
+//! The live engine (DESIGN.md, "engines"): real threads moving real packets through a design.
+//!
+//! One software NIC thread plays the device, as rxBisect §5's emulator does: it draws pre-built packets
+//! from the traffic layer ([`source`]), paces them, steers them with RSS and an indirection table, runs the
+//! design's device side, and receives the packets the design transmits ([`sink`]). One worker thread per
+//! core runs the app in a poll loop ([`worker`]). A run warms up, measures, stops the source, drains
+//! ([`control`]), checks the invariants of DESIGN.md and reports ([`report`]).
+
+pub mod control;
+pub mod nic;
+pub mod pin;
+pub mod report;
+pub mod run;
+pub mod sink;
+pub mod source;
+pub mod worker;
+
+pub use nic::Pace;
+pub use report::LiveReport;
+pub use run::{DESIGNS, LiveConfig, LiveError, Traffic, run, run_design};

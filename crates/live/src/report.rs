@@ -1,0 +1,138 @@
+//! What a live run reports: the numbers of issue 3's CLI, as a readable table and as JSON.
+
+use crate::worker::WorkerStats;
+use ifaces::Metrics;
+use measure::{LatencySummary, ReorderReport, Throughput};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// One core's line in the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct CoreReport {
+    /// Core index.
+    pub core: usize,
+    /// Packets received.
+    pub rx: u64,
+    /// Packets queued for transmission.
+    pub tx: u64,
+    /// rx_burst calls.
+    pub polls: u64,
+    /// Share of rx_burst calls that found nothing.
+    pub empty_poll_ratio: f64,
+    /// Buffers allocated.
+    pub allocs: u64,
+    /// Frees of buffers another core allocated.
+    pub cross_core_frees: u64,
+    /// Driver and app counters.
+    pub metrics: Metrics,
+}
+
+impl From<&WorkerStats> for CoreReport {
+    fn from(w: &WorkerStats) -> Self {
+        CoreReport {
+            core: w.core,
+            rx: w.rx,
+            tx: w.tx,
+            polls: w.polls,
+            empty_poll_ratio: w.empty_polls as f64 / w.polls.max(1) as f64,
+            allocs: w.cache.allocs,
+            cross_core_frees: w.cache.cross_core_frees,
+            metrics: w.metrics.clone(),
+        }
+    }
+}
+
+/// The result of one live run.
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveReport {
+    /// Engine name, "live".
+    pub engine: &'static str,
+    /// Design (`--iface`).
+    pub design: String,
+    /// App.
+    pub app: String,
+    /// Worker cores.
+    pub cores: usize,
+    /// Receive ring size.
+    pub ring: u32,
+    /// Burst size.
+    pub burst: usize,
+    /// Mean frame length offered, FCS included.
+    pub frame_len: f64,
+    /// Length of the measurement window, seconds.
+    pub seconds: f64,
+    /// Offered load inside the window.
+    pub offered: Throughput,
+    /// Packets sent back out inside the window (by send time).
+    pub throughput: Throughput,
+    /// Drops at the NIC by reason, whole run.
+    pub drops: BTreeMap<&'static str, u64>,
+    /// Dropped / offered over the whole run.
+    pub drop_ratio: f64,
+    /// Latency from the NIC's receive to its transmit of the reply, ns.
+    pub latency: LatencySummary,
+    /// RFC 4737 reordering over the whole run.
+    pub reordering: ReorderReport,
+    /// Mean ring occupancy as a fraction of capacity (sampled by the NIC inside the window).
+    pub occupancy: f64,
+    /// Per-core counters.
+    pub per_core: Vec<CoreReport>,
+    /// The device side's counters.
+    pub device: Metrics,
+    /// Whether worker threads were pinned to CPUs.
+    pub pinned: bool,
+    /// Things that make the numbers less meaningful.
+    pub warnings: Vec<String>,
+    /// Invariants checked at the end, all of which held.
+    pub invariants: Vec<String>,
+}
+
+impl fmt::Display for LiveReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "live run: {} / {} on {} core(s), ring {}, burst {}, {:.0} B frames, {:.2} s measured",
+            self.design, self.app, self.cores, self.ring, self.burst, self.frame_len, self.seconds
+        )?;
+        writeln!(f, "  offered     {:>9.3} Mpps {:>8.3} Gbps", self.offered.mpps, self.offered.gbps_wire)?;
+        writeln!(f, "  throughput  {:>9.3} Mpps {:>8.3} Gbps", self.throughput.mpps, self.throughput.gbps_wire)?;
+        let drops: Vec<String> = self.drops.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        writeln!(
+            f,
+            "  drops       {:.4} %{}",
+            self.drop_ratio * 100.0,
+            if drops.is_empty() { String::new() } else { format!(" ({})", drops.join(", ")) }
+        )?;
+        let l = &self.latency;
+        writeln!(
+            f,
+            "  latency ns  mean {:.0}  p50 {}  p99 {}  p99.9 {}  max {}",
+            l.mean, l.p50, l.p99, l.p999, l.max
+        )?;
+        writeln!(f, "  occupancy   {:.1} % of ring capacity", self.occupancy * 100.0)?;
+        writeln!(
+            f,
+            "  reordering  {:.4} % of packets (RFC 4737), max extent {}",
+            self.reordering.ratio * 100.0,
+            self.reordering.extent.max
+        )?;
+        writeln!(f, "  core        rx          tx    empty polls  allocs  x-core frees")?;
+        for c in &self.per_core {
+            writeln!(
+                f,
+                "  {:>4} {:>11} {:>11} {:>10.1} % {:>7} {:>12}",
+                c.core,
+                c.rx,
+                c.tx,
+                c.empty_poll_ratio * 100.0,
+                c.allocs,
+                c.cross_core_frees
+            )?;
+        }
+        for w in &self.warnings {
+            writeln!(f, "  warning: {w}")?;
+        }
+        write!(f, "  invariants held: {}", self.invariants.join(", "))
+    }
+}

@@ -1,0 +1,266 @@
+//! One live run: build the design over a buffer pool, start the NIC thread and the workers, run, drain,
+//! check the invariants of DESIGN.md, and report.
+
+use crate::control::{AbortOnPanic, Control};
+use crate::nic::{NicStats, Pace, Timing, nic_loop};
+use crate::pin;
+use crate::report::{CoreReport, LiveReport};
+use crate::sink::Sink;
+use crate::source::Prebuilt;
+use crate::worker::{WorkerStats, worker_loop};
+use apps::{AnyApp, AppError};
+use ifaces::{Arena, ConfigError, Design, DeviceSide, IfaceConfig, NoProbe, PrivRing, SharedPool};
+use measure::Throughput;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use traffic::{GenConfig, GenError, Trace, TraceError};
+use wire::IndirectionTable;
+
+/// Where the NIC thread's packets come from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Traffic {
+    /// The synthetic generator.
+    Generate(GenConfig),
+    /// A pcap or pcapng file, replayed in a loop.
+    Pcap(PathBuf),
+}
+
+/// Everything a live run needs.
+#[derive(Debug, Clone)]
+pub struct LiveConfig {
+    /// Design name (`--iface`).
+    pub design: String,
+    /// Interface configuration.
+    pub iface: IfaceConfig,
+    /// App name.
+    pub app: String,
+    /// Packet source.
+    pub traffic: Traffic,
+    /// Offered rate.
+    pub pace: Pace,
+    /// Measured time.
+    pub duration: Duration,
+    /// Unmeasured time before it.
+    pub warmup: Duration,
+}
+
+/// Why a live run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LiveError {
+    /// A bad interface option.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    /// A bad app name or parameter.
+    #[error("invalid --app: {0}")]
+    App(#[from] AppError),
+    /// A bad traffic option.
+    #[error("invalid traffic: {0}")]
+    Traffic(#[from] GenError),
+    /// The pcap could not be read.
+    #[error(transparent)]
+    Trace(#[from] TraceError),
+    /// A bad option of the run itself.
+    #[error("invalid --{option}: {message}")]
+    Option {
+        /// The option.
+        option: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// An invariant of DESIGN.md did not hold: the run's numbers are not reported.
+    #[error("invariant violated: {0}")]
+    Invariant(String),
+}
+
+/// Names of the designs the live engine can run.
+pub const DESIGNS: &[&str] = &[PrivRing::NAME];
+
+/// Run the configured design.
+pub fn run(cfg: &LiveConfig) -> Result<LiveReport, LiveError> {
+    match cfg.design.as_str() {
+        PrivRing::NAME => run_design::<PrivRing>(cfg),
+        other => Err(LiveError::Option {
+            option: "iface",
+            message: format!("unknown design '{other}' (known: {})", DESIGNS.join(", ")),
+        }),
+    }
+}
+
+fn check_options(cfg: &LiveConfig) -> Result<(), LiveError> {
+    let bad = |option, message: String| Err(LiveError::Option { option, message });
+    if cfg.duration.is_zero() {
+        return bad("duration", "must be longer than 0, e.g. 2s".into());
+    }
+    if let Pace::Pps(pps) = cfg.pace {
+        if !(pps.is_finite() && pps >= 1.0) {
+            return bad("rate", format!("{pps} packets/s cannot be offered; give e.g. 10G, 5Mpps or max"));
+        }
+    }
+    Ok(())
+}
+
+/// Run design `D` (the engine is generic over the design; [`run`] picks it by name).
+pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> {
+    check_options(cfg)?;
+    cfg.iface.validate_common()?;
+    let mut src = match &cfg.traffic {
+        Traffic::Generate(g) => Prebuilt::generate(g, usize::MAX)?,
+        Traffic::Pcap(path) => Prebuilt::from_trace(Trace::read(path)?),
+    };
+    if src.frames.is_empty() {
+        return Err(LiveError::Option { option: "pcap", message: "the capture holds no packet to replay".into() });
+    }
+    let room = cfg.iface.layout.data_room();
+    if src.max_len() > room {
+        return Err(LiveError::Option {
+            option: "size",
+            message: format!("frames of {} B do not fit {room} B buffers", src.max_len()),
+        });
+    }
+    let arena = Arena::new("host", D::buffers_needed(&cfg.iface), cfg.iface.layout)
+        .map_err(|e| LiveError::Option { option: "ring", message: e.to_string() })?;
+    let pool = SharedPool::new(Arc::new(arena));
+    let (mut device, mut drivers) = D::build(&cfg.iface, &pool)?;
+    let cores = cfg.iface.cores;
+    let mut apps = (0..cores).map(|c| AnyApp::new(&cfg.app, c)).collect::<Result<Vec<_>, _>>()?;
+    let reta = IndirectionTable::round_robin(cores)
+        .map_err(|m| LiveError::Option { option: "cores", message: m })?;
+
+    let cpus = pin::allowed_cpus();
+    let pinned = cpus.len() > cores;
+    let mut warnings = Vec::new();
+    if !pinned {
+        warnings.push(format!(
+            "{} threads (NIC + {cores} workers) on {} CPUs: threads run unpinned and share CPUs, so timings mean little",
+            cores + 1,
+            cpus.len()
+        ));
+    }
+    let warmup_ns = cfg.warmup.as_nanos() as u64;
+    let timing = Timing {
+        warmup_ns,
+        end_ns: warmup_ns + cfg.duration.as_nanos() as u64,
+        drain_limit: Duration::from_secs(10),
+    };
+    let flow_of: Vec<u32> = src.frames.iter().map(|f| f.flow).collect();
+    let mut sink = Sink::new(flow_of, src.flows, (timing.warmup_ns, timing.end_ns));
+    let ctl = Control::new(cores);
+    let epoch = Instant::now();
+
+    let (nic, workers) = std::thread::scope(|s| {
+        let handles: Vec<_> = drivers
+            .iter_mut()
+            .zip(apps.iter_mut())
+            .enumerate()
+            .map(|(i, (driver, app))| {
+                let (ctl, pool) = (&ctl, &pool);
+                let cpu = pinned.then(|| cpus[i + 1]);
+                let burst = cfg.iface.burst;
+                let cache = cfg.iface.cache;
+                s.spawn(move || {
+                    let _guard = AbortOnPanic(ctl);
+                    pin::pin(cpu);
+                    worker_loop(i, driver, app, pool, cache, burst, ctl, !pinned, NoProbe::with_epoch(epoch))
+                })
+            })
+            .collect();
+        let nic = s.spawn(|| {
+            let _guard = AbortOnPanic(&ctl);
+            pin::pin(pinned.then(|| cpus[0]));
+            nic_loop(&mut device, &mut src, &reta, cfg.pace, timing, &ctl, &mut sink, NoProbe::with_epoch(epoch))
+        });
+        let workers: Vec<std::thread::Result<WorkerStats>> = handles.into_iter().map(|h| h.join()).collect();
+        (nic.join(), workers)
+    });
+    let nic = nic.map_err(|e| LiveError::Invariant(panic_message(&e, "NIC thread")))?;
+    let workers = workers
+        .into_iter()
+        .enumerate()
+        .map(|(i, w)| w.map_err(|e| LiveError::Invariant(panic_message(&e, &format!("worker {i}")))))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(stuck) = &nic.stuck {
+        return Err(LiveError::Invariant(format!("drain: {stuck}")));
+    }
+    drop(drivers);
+    let invariants = check_invariants(&nic, &workers, &sink, &pool, &device)?;
+    let seconds = cfg.duration.as_secs_f64();
+    let fcs = wire::frame::FCS_LEN as u64;
+    let rate = |pkts: u64, bytes: u64| Throughput::over(pkts, bytes + fcs * pkts, seconds).expect("positive duration");
+    Ok(LiveReport {
+        engine: "live",
+        design: D::NAME.to_string(),
+        app: cfg.app.clone(),
+        cores,
+        ring: cfg.iface.ring.get(),
+        burst: cfg.iface.burst,
+        frame_len: src.mean_frame_len(),
+        seconds,
+        offered: rate(nic.window_offered, nic.window_offered_bytes),
+        throughput: rate(sink.window_packets, sink.window_bytes),
+        drops: nic.drops.by_name(),
+        drop_ratio: nic.drops.total() as f64 / nic.offered.max(1) as f64,
+        latency: sink.latency.summary(),
+        reordering: sink.reorder.report(),
+        occupancy: nic.occupancy,
+        per_core: workers.iter().map(CoreReport::from).collect(),
+        device: device.metrics(),
+        pinned,
+        warnings,
+        invariants,
+    })
+}
+
+/// The end-of-run invariants of DESIGN.md; each failure names the invariant and the numbers.
+fn check_invariants<D: DeviceSide>(
+    nic: &NicStats,
+    workers: &[WorkerStats],
+    sink: &Sink,
+    pool: &Arc<SharedPool>,
+    device: &D,
+) -> Result<Vec<String>, LiveError> {
+    let fail = |m: String| Err(LiveError::Invariant(m));
+    let delivered: u64 = workers.iter().map(|w| w.rx).sum();
+    let queued = device.occupancy().used;
+    if nic.offered != delivered + nic.drops.total() + queued {
+        return fail(format!(
+            "conservation: offered {} != delivered {delivered} + dropped {} + queued {queued}",
+            nic.offered,
+            nic.drops.total()
+        ));
+    }
+    let transmitted: u64 = workers.iter().map(|w| w.tx).sum();
+    if sink.received != transmitted {
+        return fail(format!("conservation: {transmitted} packets queued for transmission, {} left the NIC", sink.received));
+    }
+    let census = pool.arena().census();
+    if census[0] != pool.arena().count() || pool.available() != pool.arena().count() as usize {
+        return fail(format!(
+            "no buffer leaked: {} of {} buffers back in the pool (free {}, held by cores {}, posted {}, filled {}, in Tx {})",
+            pool.available(),
+            pool.arena().count(),
+            census[0],
+            census[1],
+            census[2],
+            census[3],
+            census[4]
+        ));
+    }
+    if sink.duplicates > 0 {
+        return fail(format!("nothing delivered twice: {} duplicates ({})", sink.duplicates, sink.examples.join("; ")));
+    }
+    if sink.out_of_order > 0 {
+        return fail(format!("per-flow order: {} packets out of order ({})", sink.out_of_order, sink.examples.join("; ")));
+    }
+    Ok(vec![
+        "conservation".into(),
+        "no leaked or double-freed buffer".into(),
+        "no duplicate".into(),
+        "per-flow order".into(),
+    ])
+}
+
+fn panic_message(e: &Box<dyn std::any::Any + Send>, who: &str) -> String {
+    let msg = e.downcast_ref::<String>().map(String::as_str).or_else(|| e.downcast_ref::<&str>().copied()).unwrap_or("panic");
+    format!("{who} stopped: {msg}")
+}

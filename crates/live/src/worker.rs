@@ -1,0 +1,82 @@
+//! A worker thread: one core running an app in a run-to-completion poll loop over the burst API
+//! (shRing §2.1: "T continuously polls its Rx ring, ... processes the packet, ... places it in its Tx ring,
+//! and resumes its Rx polling").
+
+use crate::control::{Control, Phase};
+use apps::App;
+use ifaces::pool::CacheStats;
+use ifaces::{CoreCtx, DriverSide, Metrics, NoProbe, SharedPool};
+use std::sync::Arc;
+
+/// What one worker counted.
+#[derive(Debug, Default, Clone)]
+pub struct WorkerStats {
+    /// Core index.
+    pub core: usize,
+    /// Packets received.
+    pub rx: u64,
+    /// Packets queued for transmission.
+    pub tx: u64,
+    /// rx_burst calls.
+    pub polls: u64,
+    /// rx_burst calls that returned nothing.
+    pub empty_polls: u64,
+    /// Allocator counters.
+    pub cache: CacheStats,
+    /// The driver's and the app's counters.
+    pub metrics: Metrics,
+}
+
+/// Run one worker until the NIC thread says teardown (or abort); then release the driver's buffers.
+#[allow(clippy::too_many_arguments)]
+pub fn worker_loop<D: DriverSide, A: App>(
+    core_id: usize,
+    driver: &mut D,
+    app: &mut A,
+    pool: &Arc<SharedPool>,
+    cache: usize,
+    burst: usize,
+    ctl: &Control,
+    yield_when_idle: bool,
+    mut p: NoProbe,
+) -> WorkerStats {
+    let core = CoreCtx::new(core_id as u16, cache, pool);
+    let mut st = WorkerStats { core: core_id, ..WorkerStats::default() };
+    let mut rx = Vec::with_capacity(burst);
+    let mut tx = Vec::with_capacity(burst);
+    let mut confirmed = false;
+    loop {
+        let n = driver.rx_burst(&mut p, &core, &mut rx, burst);
+        st.polls += 1;
+        if n > 0 {
+            st.rx += n as u64;
+            app.process(&mut p, &core, &mut rx, &mut tx);
+            st.tx += driver.tx_burst(&mut p, &core, &mut tx) as u64;
+            continue;
+        }
+        st.empty_polls += 1;
+        if ctl.aborted() {
+            return st;
+        }
+        match ctl.phase() {
+            Phase::Run => {}
+            Phase::Quiesce => {
+                if !confirmed {
+                    // Flush what a design may hold back between calls (e.g. batched doorbells).
+                    st.tx += driver.tx_burst(&mut p, &core, &mut tx) as u64;
+                    ctl.confirm_quiesced();
+                    confirmed = true;
+                }
+            }
+            Phase::Teardown => break,
+        }
+        if yield_when_idle {
+            std::thread::yield_now();
+        }
+    }
+    driver.teardown(&core);
+    st.cache = core.cache_stats();
+    st.metrics = driver.metrics();
+    st.metrics.extend(app.metrics());
+    st
+}
