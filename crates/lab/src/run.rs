@@ -2,6 +2,7 @@
 //! experiment.
 
 use anyhow::{Result, anyhow};
+use apps::AppParams;
 use clap::{Args, ValueEnum};
 use ifaces::{IfaceConfig, RingSize};
 use live::{LiveConfig, Pace, Traffic};
@@ -31,6 +32,9 @@ pub struct RunArgs {
     /// Network function run on every core.
     #[arg(long, default_value = "echo")]
     app: String,
+    /// App parameters, `key=value` separated by commas, e.g. `flows=1M,reads=4`.
+    #[arg(long, default_value = "")]
+    app_params: String,
     /// Worker cores.
     #[arg(long, default_value_t = 1)]
     cores: usize,
@@ -111,6 +115,7 @@ pub fn run(a: RunArgs) -> Result<()> {
             design: a.iface,
             iface,
             app: a.app,
+            app_params: AppParams::parse(&a.app_params).map_err(|e| anyhow!("invalid --app-params: {e}"))?,
             traffic,
             pace,
             duration: duration("duration", &a.duration)?,

@@ -8,7 +8,7 @@ use crate::report::{CoreReport, LiveReport};
 use crate::sink::Sink;
 use crate::source::Prebuilt;
 use crate::worker::{WorkerStats, worker_loop};
-use apps::{AnyApp, AppError};
+use apps::{AnyApp, AppError, AppParams};
 use ifaces::{Arena, ConfigError, Design, DeviceSide, IfaceConfig, NoProbe, PrivRing, SharedPool};
 use measure::Throughput;
 use std::path::PathBuf;
@@ -35,6 +35,8 @@ pub struct LiveConfig {
     pub iface: IfaceConfig,
     /// App name.
     pub app: String,
+    /// App parameters.
+    pub app_params: AppParams,
     /// Packet source.
     pub traffic: Traffic,
     /// Offered rate.
@@ -123,7 +125,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     let pool = SharedPool::new(Arc::new(arena));
     let (mut device, mut drivers) = D::build(&cfg.iface, &pool)?;
     let cores = cfg.iface.cores;
-    let mut apps = (0..cores).map(|c| AnyApp::new(&cfg.app, c)).collect::<Result<Vec<_>, _>>()?;
+    let mut apps = (0..cores).map(|c| AnyApp::new(&cfg.app, &cfg.app_params, c, cores)).collect::<Result<Vec<_>, _>>()?;
     let reta = IndirectionTable::round_robin(cores)
         .map_err(|m| LiveError::Option { option: "cores", message: m })?;
 
