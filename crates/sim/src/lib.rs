@@ -1,1 +1,80 @@
-//! placeholder
+//! rxlab's simulation engine (DESIGN.md, "Simulation"): a deterministic, execution-driven
+//! discrete-event simulation of a server (NIC, PCIe, LLC with DDIO, DRAM, N cores) that runs the real
+//! receive-interface and app code in virtual time.
+//!
+//! Read in this order: [`run`] and [`SimConfig`] (what a run is), [`engine`] (the event loop and its
+//! agents), [`probe`] (how reported accesses become time), then the hardware models it charges:
+//! [`memory`] (caches, coherence and DDIO over [`cache`]), [`dram`], [`pcie`], [`nic`], all
+//! parameterised by a machine [`profile`]. [`report`] is what comes out.
+//!
+//! Same configuration and seeds, same report, byte for byte: time is a `u64` of picoseconds, events at
+//! equal times run in scheduling order, every random draw comes from seeded xoshiro streams, and no
+//! wall-clock time enters the model.
+
+pub mod addr;
+pub mod cache;
+pub mod config;
+pub mod dram;
+pub mod engine;
+pub mod event;
+mod host;
+pub mod machine;
+pub mod memory;
+pub mod nic;
+pub mod pcie;
+pub mod probe;
+pub mod profile;
+pub mod report;
+
+pub use config::{Arrivals, SimConfig, SimError};
+pub use engine::{Wake, run_design};
+pub use probe::SimProbe;
+pub use profile::{PROFILE_NAMES, Profile, ProfileError};
+pub use report::SimReport;
+
+use apps::AnyApp;
+use ifaces::Design;
+
+/// The designs the simulator can run, and which cores a delivery wakes for each. Adding a design is one
+/// line here.
+macro_rules! designs {
+    ($($design:ty => $wake:expr),* $(,)?) => {
+        /// Names accepted as [`SimConfig::design`].
+        pub const DESIGN_NAMES: &[&str] = &[$(<$design as Design>::NAME),*];
+
+        fn dispatch(cfg: &SimConfig, profile: &Profile, apps: Vec<AnyApp>) -> Result<SimReport, SimError> {
+            $(
+                if cfg.design == <$design as Design>::NAME {
+                    return run_design::<$design, _>(cfg, profile, apps, $wake);
+                }
+            )*
+            Err(SimError::UnknownDesign(cfg.design.clone()))
+        }
+    };
+}
+
+designs! {
+    ifaces::PrivRing => Wake::OwnQueue,
+}
+
+/// The profile a run uses: the named one with the run's DDIO override applied.
+pub fn resolve_profile(cfg: &SimConfig) -> Result<Profile, SimError> {
+    let mut p = Profile::by_name(&cfg.profile)?;
+    if let Some(ways) = cfg.ddio_ways {
+        p.ddio_ways = ways;
+    }
+    p.validate()?;
+    Ok(p)
+}
+
+/// Run the simulation `cfg` describes.
+pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
+    let profile = resolve_profile(cfg)?;
+    if !DESIGN_NAMES.contains(&cfg.design.as_str()) {
+        return Err(SimError::UnknownDesign(cfg.design.clone()));
+    }
+    let apps = (0..cfg.iface.cores)
+        .map(|i| AnyApp::new(&cfg.app, &cfg.app_params, i, cfg.iface.cores))
+        .collect::<Result<Vec<_>, _>>()?;
+    dispatch(cfg, &profile, apps)
+}

@@ -1,0 +1,106 @@
+//! Simulated physical addresses: what the cache models index with, made independent of where the host's
+//! allocator happened to put things, so that the same run gives the same result in any process.
+//!
+//! - The packet buffer arena keeps its layout: an address in it maps to the same offset from a fixed
+//!   base (buffers stay 2 KiB apart, as DPDK's hugepage-backed mbufs are physically).
+//! - Every other 16-byte chunk (rings, completions, pools, app tables) gets the next free simulated chunk
+//!   the first time it is touched; four consecutive simulated chunks make a line. 16 bytes is the
+//!   alignment the host allocator guarantees, so which elements share a chunk never depends on where an
+//!   allocation landed, and first-touch order is itself deterministic. Objects touched in order stay
+//!   contiguous; unrelated heap objects that shared a host line no longer do, as they would not on the
+//!   papers' machines either.
+//!
+//! A small direct-mapped table in front of the hash map keeps repeated translations cheap.
+
+use rustc_hash::FxHashMap;
+
+/// First simulated line of the arena (byte address 2^40).
+const ARENA_LINE: u64 = 1 << 34;
+/// First simulated chunk handed out on first touch (byte address 2^36).
+const HEAP_CHUNK: u64 = 1 << 32;
+/// Bytes per chunk.
+const CHUNK: usize = 16;
+/// Entries of the translation cache.
+const TLB: usize = 1024;
+
+/// The translation from host addresses to simulated line numbers.
+#[derive(Debug, Clone)]
+pub struct AddrMap {
+    arena: (usize, usize),
+    lines: FxHashMap<u64, u64>,
+    next: u64,
+    tlb: Box<[(u64, u64); TLB]>,
+}
+
+impl AddrMap {
+    /// A map in which `[base, base + len)` is the arena.
+    pub fn new(arena_base: usize, arena_len: usize) -> AddrMap {
+        AddrMap {
+            arena: (arena_base, arena_len),
+            lines: FxHashMap::default(),
+            next: HEAP_CHUNK,
+            tlb: Box::new([(u64::MAX, 0); TLB]),
+        }
+    }
+
+    /// Call `f` with each simulated line that `len` bytes at host address `addr` cover, in address order
+    /// (consecutive duplicates merged); returns how many.
+    #[inline]
+    pub fn lines(&mut self, addr: usize, len: usize, mut f: impl FnMut(u64)) -> u64 {
+        let len = len.max(1);
+        let off = addr.wrapping_sub(self.arena.0);
+        if off < self.arena.1 {
+            let (a, b) = ((off / 64) as u64, ((off + len - 1) / 64) as u64);
+            (a..=b).for_each(|l| f(ARENA_LINE + l));
+            return b - a + 1;
+        }
+        let (mut prev, mut n) = (u64::MAX, 0);
+        for chunk in addr / CHUNK..=(addr + len - 1) / CHUNK {
+            let line = self.chunk(chunk as u64) / 4;
+            if line != prev {
+                f(line);
+                prev = line;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    /// The simulated chunk of host chunk `host`.
+    #[inline]
+    fn chunk(&mut self, host: u64) -> u64 {
+        let slot = &mut self.tlb[(host ^ (host >> 10)) as usize % TLB];
+        if slot.0 == host {
+            return slot.1;
+        }
+        let next = &mut self.next;
+        let sim = *self.lines.entry(host).or_insert_with(|| {
+            *next += 1;
+            *next - 1
+        });
+        *slot = (host, sim);
+        sim
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(m: &mut AddrMap, addr: usize, len: usize) -> Vec<u64> {
+        let mut v = Vec::new();
+        m.lines(addr, len, |l| v.push(l));
+        v
+    }
+
+    #[test]
+    fn arena_keeps_its_layout_and_other_chunks_are_numbered_on_first_touch() {
+        let mut m = AddrMap::new(0x10_0000, 8192);
+        assert_eq!(lines(&mut m, 0x10_0000 + 2048 + 60, 8), [ARENA_LINE + 32, ARENA_LINE + 33]);
+        let h = HEAP_CHUNK / 4;
+        // Four chunks touched in order fill one simulated line, wherever the host put them.
+        assert_eq!(lines(&mut m, 0x7000_0030, 64), [h]);
+        assert_eq!(lines(&mut m, 0x1234_5600, 4), [h + 1]);
+        assert_eq!(lines(&mut m, 0x7000_0030, 16), [h]);
+    }
+}

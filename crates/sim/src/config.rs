@@ -1,0 +1,123 @@
+//! What a simulation run is given, and every way it can fail.
+
+use crate::profile::ProfileError;
+use ifaces::IfaceConfig;
+use traffic::GenConfig;
+
+/// How packet arrival times are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Arrivals {
+    /// The generator's own send times (constant rate, or its on/off bursts).
+    #[default]
+    Paced,
+    /// A Poisson process with the generator's mean rate (exponential gaps from the sim's seeded RNG).
+    Poisson,
+}
+
+/// One simulation run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimConfig {
+    /// Machine profile name (see [`crate::PROFILE_NAMES`]).
+    pub profile: String,
+    /// Override of the profile's DDIO ways (0 turns DDIO off).
+    pub ddio_ways: Option<usize>,
+    /// The receive interface's configuration; its descriptor prefetch is the profile's NIC's.
+    pub iface: IfaceConfig,
+    /// Design name (see [`crate::DESIGN_NAMES`]).
+    pub design: String,
+    /// App name (see `apps::APP_NAMES`).
+    pub app: String,
+    /// App parameters (`key=value,...` on the command line).
+    pub app_params: apps::AppParams,
+    /// The offered traffic.
+    pub traffic: GenConfig,
+    /// Arrival process.
+    pub arrivals: Arrivals,
+    /// Virtual time during which traffic is offered, ps (the run then drains).
+    pub duration_ps: u64,
+    /// Start of the measurement window, ps (counters before it are discarded).
+    pub warmup_ps: u64,
+    /// Seed of the simulator's own random stream (arrival gaps); the traffic has its own seed.
+    pub seed: u64,
+}
+
+impl Default for SimConfig {
+    /// privRing and echo on the R640 profile, 1 ms with 100 µs warm-up, paced arrivals.
+    fn default() -> Self {
+        SimConfig {
+            profile: "r640-silver4216".into(),
+            ddio_ways: None,
+            iface: IfaceConfig::default(),
+            design: "privring".into(),
+            app: "echo".into(),
+            app_params: apps::AppParams::new(),
+            traffic: GenConfig::default(),
+            arrivals: Arrivals::Paced,
+            duration_ps: 1_000_000_000,
+            warmup_ps: 100_000_000,
+            seed: 1,
+        }
+    }
+}
+
+/// Why a run could not start or did not pass its end-of-run checks.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    /// Bad profile name or impossible profile parameters.
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    /// A run parameter is impossible.
+    #[error("invalid --{option}: {message}")]
+    Config {
+        /// The option at fault.
+        option: &'static str,
+        /// What is wrong and what to do.
+        message: String,
+    },
+    /// No design of that name.
+    #[error("unknown design '{0}' (known: {known})", known = crate::DESIGN_NAMES.join(", "))]
+    UnknownDesign(String),
+    /// The interface configuration was rejected by the design.
+    #[error(transparent)]
+    Iface(#[from] ifaces::ConfigError),
+    /// The app could not be built.
+    #[error(transparent)]
+    App(#[from] apps::AppError),
+    /// The traffic generator could not be built.
+    #[error("traffic: {0}")]
+    Traffic(#[from] traffic::GenError),
+    /// The buffer arena could not be allocated.
+    #[error("buffers: {0}")]
+    Arena(#[from] ifaces::arena::ArenaError),
+    /// An end-of-run invariant failed (DESIGN.md, "Invariants"): the run's numbers are not reported.
+    #[error("invariant '{invariant}' failed: {detail}")]
+    Invariant {
+        /// Which invariant: conservation, drained, no-leak, no-duplicate.
+        invariant: &'static str,
+        /// The counts that break it.
+        detail: String,
+    },
+}
+
+impl SimConfig {
+    /// Check the run parameters that do not need the profile.
+    pub fn validate(&self) -> Result<(), SimError> {
+        let bad = |option, message: String| Err(SimError::Config { option, message });
+        if self.duration_ps == 0 {
+            return bad("duration", "the run needs a duration above 0, e.g. 10ms".into());
+        }
+        if self.warmup_ps >= self.duration_ps {
+            return bad(
+                "warmup",
+                format!(
+                    "warm-up {} ns must be shorter than the duration {} ns",
+                    self.warmup_ps / 1000,
+                    self.duration_ps / 1000
+                ),
+            );
+        }
+        self.traffic.validate()?;
+        self.iface.validate_common()?;
+        Ok(())
+    }
+}

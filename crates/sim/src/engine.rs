@@ -1,0 +1,538 @@
+//! The discrete-event engine: it drives one design's real device and driver code and the real apps,
+//! single-threaded, in virtual time.
+//!
+//! Agents and their events:
+//! - the NIC receive pipeline: one event per admitted packet, when its DMA lands; the device side's
+//!   `rx` runs then, and the next arrival is drawn;
+//! - the NIC transmit engine: runs when a doorbell reaches it and while packets are queued; `tx` puts
+//!   packets on the wire, where latency (from NIC arrival) and throughput are measured;
+//! - cores: each poll runs `rx_burst`, the app and `tx_burst` to completion with a [`SimProbe`], and
+//!   the core's next poll is when that work would have finished. A poll that finds nothing puts the core
+//!   to sleep: it wakes when the NIC delivers to a queue it serves (or after [`RECHECK_PS`]), at the next
+//!   instant of its idle polling rhythm, so idle polling costs no events yet stays in phase.
+//!
+//! Each step runs atomically at its start time, so state another agent changes during a step's
+//! virtual duration is seen at the next step: the usual granularity of execution-driven simulation.
+
+use crate::config::{Arrivals, SimConfig, SimError};
+use crate::event::{Event, Queue};
+use crate::machine::Machine;
+use crate::nic::Nic;
+use crate::probe::{Agent, SimProbe, Step};
+use crate::profile::Profile;
+use crate::report::{Accounting, Cycles, HitRates, MemBw, PcieDir, PcieReport, SimReport, ratio};
+use apps::App;
+use ifaces::{Arena, CoreCtx, Design, DeviceSide, DriverSide, Drops, Metrics, Packet, Phase, Probe, SharedPool};
+use measure::{LatencyHistogram, Throughput};
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp1};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use traffic::Generator;
+use wire::frame::FCS_LEN;
+use wire::{IndirectionTable, PacketView};
+
+/// Longest a sleeping core goes without polling, ps (10 µs): bounds the idle time of designs whose
+/// progress does not come from the NIC's deliveries to the core's own queue.
+pub const RECHECK_PS: u64 = 10_000_000;
+/// How long a run may take to drain after the offered traffic ends, ps (100 ms).
+const DRAIN_LIMIT_PS: u64 = 100_000_000_000;
+/// Arrivals between two ring occupancy samples.
+const OCCUPANCY_EVERY: u64 = 8;
+
+/// Which sleeping cores a delivery to queue `q` wakes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// Core `q` only: each core's completions arrive on its own queue (privRing, shRing, rxBisect).
+    OwnQueue,
+    /// Every core: the design shares one queue among them (COREC).
+    AllCores,
+}
+
+/// One core's engine-side state.
+#[derive(Debug)]
+struct CoreState<'c> {
+    rx: Vec<Packet<'c>>,
+    tx: Vec<Packet<'c>>,
+    /// Time of the poll that is scheduled (events at other times are stale).
+    scheduled: Option<u64>,
+    /// Set while the core idles: (start of the empty poll, its length).
+    idle: Option<(u64, u64)>,
+}
+
+/// The packet the receive pipeline will deliver next.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    start: u64,
+    len: usize,
+    hash: u32,
+}
+
+/// Counters of the measurement window and of the whole run.
+#[derive(Debug, Default)]
+struct Counters {
+    offered: (u64, u64),
+    offered_win: (u64, u64),
+    sent: u64,
+    sent_win: (u64, u64),
+    delivered: u64,
+    delivered_win: u64,
+    app_dropped: u64,
+    drops: Drops,
+    nic_drops: u64,
+    drops_win: Drops,
+    nic_drops_win: u64,
+    duplicates: u64,
+    busy_ps: [u64; Phase::ALL.len()],
+    idle_ps: u64,
+    occupancy: (f64, u64),
+    rx_events: u64,
+}
+
+/// The measurement window [start, end) in ps.
+#[derive(Debug, Clone, Copy)]
+struct Window(u64, u64);
+
+impl Window {
+    fn contains(&self, t: u64) -> bool {
+        (self.0..self.1).contains(&t)
+    }
+
+    /// Length of the overlap of [a, b) with the window.
+    fn overlap(&self, a: u64, b: u64) -> u64 {
+        b.min(self.1).saturating_sub(a.max(self.0))
+    }
+}
+
+/// Hardware counters read when the window closes.
+#[derive(Debug, Clone, Copy)]
+struct Snapshot {
+    mem: crate::memory::MemStats,
+    dram: (u64, u64),
+    pcie: (crate::pcie::DirStats, crate::pcie::DirStats),
+    read_latency_ns: f64,
+    lock_wait_ps: u64,
+}
+
+impl Snapshot {
+    fn take(m: &Machine) -> Snapshot {
+        Snapshot {
+            mem: m.mem.stats,
+            dram: (m.mem.dram.read_bytes, m.mem.dram.write_bytes),
+            pcie: m.pcie.stats(),
+            read_latency_ns: m.pcie.read_latency().0,
+            lock_wait_ps: m.lock_wait_ps,
+        }
+    }
+}
+
+/// Check a run's parameters against the profile.
+fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
+    cfg.validate()?;
+    profile.validate()?;
+    if cfg.iface.cores > profile.cpu.cores {
+        return Err(SimError::Config {
+            option: "cores",
+            message: format!(
+                "{} cores requested but profile {} has {}; use at most {}",
+                cfg.iface.cores, profile.name, profile.cpu.cores, profile.cpu.cores
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Run design `D` with one app per core (`apps[i]` on core `i`) on `profile` (already resolved, with
+/// any DDIO override applied); `wake` says which cores a delivery wakes.
+pub fn run_design<D: Design, A: App>(
+    cfg: &SimConfig,
+    profile: &Profile,
+    mut apps: Vec<A>,
+    wake: Wake,
+) -> Result<SimReport, SimError> {
+    check(cfg, profile)?;
+    let cores = cfg.iface.cores;
+    assert_eq!(apps.len(), cores, "one app per core");
+    let mut iface = cfg.iface.clone();
+    iface.prefetch.batch = profile.nic.prefetch;
+    let arena = Arc::new(Arena::new("sim", D::buffers_needed(&iface), iface.layout)?);
+    let pool = SharedPool::new(arena.clone());
+    let (mut device, mut drivers) = D::build(&iface, &pool)?;
+    let ctxs: Vec<CoreCtx> = (0..cores).map(|i| CoreCtx::new(i as u16, iface.cache, &pool)).collect();
+    let mut source = Generator::new(&cfg.traffic)?;
+    let reta = IndirectionTable::round_robin(cores).map_err(|message| SimError::Config { option: "cores", message })?;
+    let mut m = Machine::new(profile, cores, (arena.base_addr(), arena.size()));
+    let mut nic = Nic::new(profile);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
+    let mut q = Queue::new();
+    let win = Window(cfg.warmup_ps, cfg.duration_ps);
+    let mut c = Counters::default();
+    let mut hist = LatencyHistogram::new();
+    let mut delivered_seqs: Vec<u64> = Vec::new();
+    let mut core_state: Vec<CoreState<'_>> = (0..cores)
+        .map(|_| CoreState {
+            rx: Vec::with_capacity(iface.burst),
+            tx: Vec::with_capacity(iface.burst),
+            scheduled: None,
+            idle: None,
+        })
+        .collect();
+
+    // The frame of the pending packet; the stamp's offset is the same for every generated packet.
+    let mut frame = vec![0u8; source.max_len()];
+    let mut poisson_t = 0u64;
+    let mut arrivals_done = false;
+    let mut stamp_at = None;
+    let mut next_packet = |source: &mut Generator, frame: &mut [u8], nic: &mut Nic, c: &mut Counters| loop {
+        let meta = source.next_packet(frame);
+        let arrival = match cfg.arrivals {
+            Arrivals::Paced => meta.ts_ns * 1000,
+            Arrivals::Poisson => {
+                let mean = cfg.traffic.rate.gap_ps(meta.frame_len());
+                let gap: f64 = Exp1.sample(&mut rng);
+                let t = poisson_t;
+                poisson_t += (gap * mean) as u64;
+                t
+            }
+        };
+        if arrival >= cfg.duration_ps {
+            return None;
+        }
+        let at = *stamp_at.get_or_insert_with(|| {
+            PacketView::new_checked(&frame[..meta.len]).map(|v| v.payload_offset()).unwrap_or(meta.len)
+        });
+        // The NIC's arrival time replaces the generator's send time in the stamp.
+        frame[at + 8..at + 16].copy_from_slice(&(arrival / 1000).to_le_bytes());
+        let bytes = meta.frame_len() as u64;
+        c.offered = (c.offered.0 + 1, c.offered.1 + bytes);
+        if win.contains(arrival) {
+            c.offered_win = (c.offered_win.0 + 1, c.offered_win.1 + bytes);
+        }
+        let hash = source.flows().get(meta.flow as usize).map_or(0, |f| f.hash);
+        match nic.admit(arrival, meta.len) {
+            Some(start) => return Some((Pending { start, len: meta.len, hash }, at)),
+            None => {
+                c.nic_drops += 1;
+                if win.contains(arrival) {
+                    c.nic_drops_win += 1;
+                }
+            }
+        }
+    };
+
+    let land_ps = |m: &Machine, len: usize| m.pcie.wire_ps(m.pcie.write_wire(len as u64)) + m.pcie.write_latency_ps();
+    let mut pending = None;
+    let mut stamp_off = 0;
+    if let Some((p, at)) = next_packet(&mut source, &mut frame, &mut nic, &mut c) {
+        q.push(p.start + land_ps(&m, p.len), Event::NicRx);
+        pending = Some(p);
+        stamp_off = at;
+    } else {
+        arrivals_done = true;
+    }
+    for (i, st) in core_state.iter_mut().enumerate() {
+        st.scheduled = Some(0);
+        q.push(0, Event::Core(i as u16));
+    }
+    q.push(win.0, Event::WindowStart);
+    q.push(win.1, Event::WindowEnd);
+    let mut snapshot = None;
+    let cell = Cell::new(0u64);
+
+    while let Some((t, ev)) = q.pop() {
+        if t > cfg.duration_ps + DRAIN_LIMIT_PS {
+            break;
+        }
+        match ev {
+            Event::WindowStart => m.reset_counters(),
+            Event::WindowEnd => snapshot = Some(Snapshot::take(&m)),
+            Event::NicRx => {
+                let Some(p) = pending.take() else { continue };
+                // The DMA is accounted at the time it lands (this event), like every other agent's
+                // traffic at its own event time; the pipeline is free again once the link has taken it.
+                let mut probe = SimProbe::new(&mut m, Agent::Nic, t, &cell);
+                let queue = reta.queue(p.hash);
+                let r = device.rx(&mut probe, queue, p.hash, &frame[..p.len]);
+                nic.finish_rx(probe.finish().end - (t - p.start));
+                match r {
+                    Ok(()) => {
+                        let targets = match wake {
+                            Wake::OwnQueue => usize::from(queue)..usize::from(queue) + 1,
+                            Wake::AllCores => 0..cores,
+                        };
+                        for i in targets {
+                            wake_core(&mut q, &mut core_state[i], i, t);
+                        }
+                    }
+                    Err(reason) => {
+                        c.drops.add(reason);
+                        if win.contains(t) {
+                            c.drops_win.add(reason);
+                        }
+                    }
+                }
+                c.rx_events += 1;
+                if win.contains(t) && c.rx_events.is_multiple_of(OCCUPANCY_EVERY) {
+                    let o = device.occupancy();
+                    c.occupancy = (c.occupancy.0 + ratio(o.used as f64, o.capacity as f64), c.occupancy.1 + 1);
+                }
+                match next_packet(&mut source, &mut frame, &mut nic, &mut c) {
+                    Some((p, _)) => {
+                        q.push((p.start + land_ps(&m, p.len)).max(t), Event::NicRx);
+                        pending = Some(p);
+                    }
+                    None => arrivals_done = true,
+                }
+            }
+            Event::NicTx => {
+                if nic.tx_wake != Some(t) {
+                    continue;
+                }
+                nic.tx_wake = None;
+                let start = t.max(nic.tx_free);
+                let batch = nic.tx_batch;
+                cell.set(start);
+                let mut probe = SimProbe::new(&mut m, Agent::Nic, start, &cell);
+                let mut out = |f: &[u8]| {
+                    let done = nic.wire_out(cell.get(), f.len() + FCS_LEN);
+                    let stamp = f.get(stamp_off..stamp_off + 16).unwrap_or(&[0; 16]);
+                    let arrival_ns = u64::from_le_bytes(stamp[8..].try_into().unwrap_or_default());
+                    if win.contains(arrival_ns * 1000) {
+                        hist.record((done / 1000).saturating_sub(arrival_ns));
+                    }
+                    c.sent += 1;
+                    if win.contains(done) {
+                        c.sent_win = (c.sent_win.0 + 1, c.sent_win.1 + (f.len() + FCS_LEN) as u64);
+                    }
+                };
+                let sent = device.tx(&mut probe, &mut out, batch);
+                let Step { end, .. } = probe.finish();
+                nic.tx_free = end.max(start + sent as u64 * nic.pkt_ps);
+                if device.tx_pending() > 0 {
+                    let at = nic.tx_free;
+                    schedule_tx(&mut q, &mut nic, at);
+                }
+            }
+            Event::Core(i) => {
+                let i = usize::from(i);
+                let st = &mut core_state[i];
+                if st.scheduled != Some(t) {
+                    continue;
+                }
+                st.scheduled = None;
+                if let Some((since, _)) = st.idle.take() {
+                    c.idle_ps += win.overlap(since, t);
+                }
+                let ctx = &ctxs[i];
+                let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
+                let n = drivers[i].rx_burst(&mut probe, ctx, &mut st.rx, iface.burst);
+                for pkt in &st.rx {
+                    let seq = pkt
+                        .get(stamp_off..stamp_off + 8)
+                        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
+                        as usize;
+                    if delivered_seqs.len() <= seq / 64 {
+                        delivered_seqs.resize(seq / 64 + 1024, 0);
+                    }
+                    let bit = 1u64 << (seq % 64);
+                    c.duplicates += u64::from(delivered_seqs[seq / 64] & bit != 0);
+                    delivered_seqs[seq / 64] |= bit;
+                }
+                probe.phase(Phase::App);
+                apps[i].process(&mut probe, ctx, &mut st.rx, &mut st.tx);
+                c.app_dropped += (n as u64).saturating_sub(st.tx.len() as u64);
+                let queued = drivers[i].tx_burst(&mut probe, ctx, &mut st.tx);
+                let step = probe.finish();
+                c.delivered += n as u64;
+                if queued > 0 {
+                    schedule_tx(&mut q, &mut nic, step.doorbell_at.unwrap_or(step.end).max(t));
+                }
+                if n > 0 || queued > 0 {
+                    if win.contains(t) {
+                        c.delivered_win += n as u64;
+                        for (b, p) in c.busy_ps.iter_mut().zip(step.phase_ps) {
+                            *b += p;
+                        }
+                    }
+                    let next = step.end.max(t + 1);
+                    st.scheduled = Some(next);
+                    q.push(next, Event::Core(i as u16));
+                } else {
+                    let period = (step.end - t).max(m.cycle_ps);
+                    st.idle = Some((t, period));
+                    let idle_everywhere =
+                        arrivals_done && pending.is_none() && device.occupancy().used == 0 && device.tx_pending() == 0;
+                    if !idle_everywhere {
+                        let next = t + (RECHECK_PS / period).max(1) * period;
+                        st.scheduled = Some(next);
+                        q.push(next, Event::Core(i as u16));
+                    }
+                }
+            }
+        }
+    }
+
+    // End of run: the invariants (DESIGN.md, "Invariants"), then the report.
+    let occupancy = device.occupancy();
+    if pending.is_some() || occupancy.used > 0 || device.tx_pending() > 0 {
+        return Err(SimError::Invariant {
+            invariant: "drained",
+            detail: format!(
+                "{} packets still in rings and {} waiting for transmission {} ms after the traffic ended",
+                occupancy.used,
+                device.tx_pending(),
+                DRAIN_LIMIT_PS / 1_000_000_000
+            ),
+        });
+    }
+    let dropped = c.drops.total() + c.nic_drops;
+    if c.offered.0 != c.delivered + dropped + occupancy.used {
+        return Err(SimError::Invariant {
+            invariant: "conservation",
+            detail: format!(
+                "offered {} != delivered {} + dropped {} + queued {}",
+                c.offered.0, c.delivered, dropped, occupancy.used
+            ),
+        });
+    }
+    if c.duplicates > 0 {
+        return Err(SimError::Invariant {
+            invariant: "no-duplicate",
+            detail: format!("{} packets were delivered more than once", c.duplicates),
+        });
+    }
+    let device_metrics = device.metrics();
+    let driver_metrics = sum_metrics(drivers.iter().map(|d| d.metrics()));
+    let app_metrics = sum_metrics(apps.iter().map(|a| a.metrics()));
+    let events = q.processed;
+    for (d, ctx) in drivers.iter_mut().zip(&ctxs) {
+        d.teardown(ctx);
+    }
+    drop(core_state);
+    drop((drivers, device));
+    drop(ctxs);
+    drop(pool);
+    let census = arena.census();
+    if census[0] != arena.count() {
+        return Err(SimError::Invariant {
+            invariant: "no-leak",
+            detail: format!(
+                "{} of {} buffers are not back in the pool after teardown (core {}, posted {}, filled {}, tx {})",
+                arena.count() - census[0],
+                arena.count(),
+                census[1],
+                census[2],
+                census[3],
+                census[4]
+            ),
+        });
+    }
+
+    let snap = snapshot.unwrap_or_else(|| Snapshot::take(&m));
+    let secs = (win.1 - win.0) as f64 / 1e12;
+    let tp = |(pk, by): (u64, u64)| {
+        Throughput::over(pk, by, secs).unwrap_or(Throughput { mpps: 0.0, gbps: 0.0, gbps_wire: 0.0 })
+    };
+    let busy: u64 = c.busy_ps.iter().sum();
+    let per_pkt = |ps: u64| ratio(ps as f64 / m.cycle_ps_f, c.delivered_win as f64);
+    let rate = |(h, miss): (u64, u64)| ratio(h as f64, (h + miss) as f64);
+    let pcie_bps = m.pcie.bytes_per_sec();
+    let dir = |s: crate::pcie::DirStats| PcieDir {
+        utilisation: ratio(s.wire_bytes as f64, pcie_bps * secs),
+        goodput_gbps: s.payload_bytes as f64 * 8.0 / secs / 1e9,
+    };
+    let mut drops_win: BTreeMap<&'static str, u64> = c.drops_win.by_name();
+    let mut drops_all = c.drops.by_name();
+    if c.nic_drops > 0 {
+        drops_all.insert("nic_buffer_full", c.nic_drops);
+    }
+    if c.nic_drops_win > 0 {
+        drops_win.insert("nic_buffer_full", c.nic_drops_win);
+    }
+    Ok(SimReport {
+        setup: format!("sim: {} on {}, {} cores, app {}", D::NAME, profile, cores, cfg.app),
+        window_s: secs,
+        offered: tp(c.offered_win),
+        throughput: tp(c.sent_win),
+        latency: hist.summary(),
+        ring_occupancy: ratio(c.occupancy.0, c.occupancy.1 as f64),
+        cycles: Cycles {
+            total: per_pkt(busy),
+            phases: Phase::ALL.iter().map(|p| (phase_name(*p), per_pkt(c.busy_ps[*p as usize]))).collect(),
+            sync_share: ratio(c.busy_ps[Phase::Sync as usize] as f64, busy as f64),
+            idle_share: ratio(c.idle_ps as f64, (c.idle_ps + busy) as f64),
+        },
+        hit_rates: HitRates {
+            l1: rate(snap.mem.l1),
+            l2: rate(snap.mem.l2),
+            llc: rate(snap.mem.llc),
+            nic_write: rate(snap.mem.nic_write),
+            nic_read: rate(snap.mem.nic_read),
+        },
+        memory: MemBw { read_gbs: snap.dram.0 as f64 / secs / 1e9, write_gbs: snap.dram.1 as f64 / secs / 1e9 },
+        pcie: PcieReport {
+            to_host: dir(snap.pcie.0),
+            to_device: dir(snap.pcie.1),
+            read_latency_ns: snap.read_latency_ns,
+        },
+        drops: drops_win,
+        reordered: 0,
+        lock_wait_ns: snap.lock_wait_ps as f64 / 1e3,
+        device_metrics,
+        driver_metrics,
+        app_metrics,
+        accounting: Accounting {
+            offered: c.offered.0,
+            delivered: c.delivered,
+            dropped: drops_all,
+            queued: occupancy.used,
+            app_dropped: c.app_dropped,
+            sent: c.sent,
+        },
+        events,
+    })
+}
+
+/// Wake a sleeping core at the first instant of its idle polling rhythm at or after `t`.
+#[inline]
+fn wake_core(q: &mut Queue, st: &mut CoreState<'_>, i: usize, t: u64) {
+    let Some((since, period)) = st.idle else { return };
+    let next = since + (t.saturating_sub(since)).div_ceil(period) * period;
+    if st.scheduled.is_none_or(|s| next < s) {
+        st.scheduled = Some(next);
+        q.push(next, Event::Core(i as u16));
+    }
+}
+
+/// Make the transmit engine run at `t` unless it already runs earlier.
+#[inline]
+fn schedule_tx(q: &mut Queue, nic: &mut Nic, t: u64) {
+    if nic.tx_wake.is_none_or(|w| t < w) {
+        nic.tx_wake = Some(t);
+        q.push(t, Event::NicTx);
+    }
+}
+
+/// Sum named counters over cores.
+fn sum_metrics(all: impl Iterator<Item = Metrics>) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for m in all {
+        for (k, v) in m {
+            *out.entry(k).or_insert(0.0) += v;
+        }
+    }
+    out
+}
+
+/// Report name of a phase.
+fn phase_name(p: Phase) -> &'static str {
+    match p {
+        Phase::Rx => "rx",
+        Phase::App => "app",
+        Phase::Tx => "tx",
+        Phase::Sync => "sync",
+        Phase::Alloc => "alloc",
+    }
+}

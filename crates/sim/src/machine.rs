@@ -1,0 +1,52 @@
+//! The shared hardware state every agent's probe charges: caches and DRAM, PCIe, and lock release times.
+
+use crate::addr::AddrMap;
+use crate::memory::Memory;
+use crate::pcie::Pcie;
+use crate::profile::Profile;
+use rustc_hash::FxHashMap;
+
+/// Hardware of one simulated server.
+#[derive(Debug)]
+pub struct Machine {
+    /// Host addresses to simulated lines.
+    pub addr: AddrMap,
+    /// Caches and DRAM.
+    pub mem: Memory,
+    /// The NIC's PCIe links.
+    pub pcie: Pcie,
+    /// Release time of every lock seen, by address.
+    pub locks: FxHashMap<usize, u64>,
+    /// Time cores spent waiting for locks, ps.
+    pub lock_wait_ps: u64,
+    /// One core cycle in ps, rounded: the issue cost of each further line of a multi-line touch.
+    pub cycle_ps: u64,
+    /// One core cycle in ps.
+    pub cycle_ps_f: f64,
+    /// A locked read-modify-write's cost beyond its access, ps.
+    pub atomic_ps: u64,
+}
+
+impl Machine {
+    /// The machine of `p` running `cores` workers, with the packet arena at `(base, len)`.
+    pub fn new(p: &Profile, cores: usize, arena: (usize, usize)) -> Machine {
+        let cycle = p.ps_per_cycle();
+        Machine {
+            addr: AddrMap::new(arena.0, arena.1),
+            mem: Memory::new(p, cores),
+            pcie: Pcie::new(&p.pcie),
+            locks: FxHashMap::default(),
+            lock_wait_ps: 0,
+            cycle_ps: cycle.round() as u64,
+            cycle_ps_f: cycle,
+            atomic_ps: (f64::from(p.cpu.atomic_cycles) * cycle) as u64,
+        }
+    }
+
+    /// Forget every counter at the start of a measurement window.
+    pub fn reset_counters(&mut self) {
+        self.mem.reset_counters();
+        self.pcie.reset_counters();
+        self.lock_wait_ps = 0;
+    }
+}

@@ -1,0 +1,405 @@
+//! The memory hierarchy: private L1d and L2 per core, a shared LLC with DDIO, and DRAM behind it.
+//!
+//! Approximations, each chosen to keep the model small and the hot path fast:
+//! - Inclusive hierarchy (L1 in L2 in LLC), so the LLC doubles as the directory: per LLC line, a mask of
+//!   the cores whose private caches may hold it and a flag saying one of them holds it modified. (The
+//!   Skylake-SP LLC is non-inclusive with a snoop filter; the directory role is the same.)
+//! - MESI reduced to what costs time: a write to a line other cores hold invalidates them; a line another
+//!   core holds modified costs the core-to-core transfer; a write to a line this core alone holds is free.
+//! - DDIO (reference/hardware.md): a NIC write updates the line in place wherever it is in the LLC
+//!   (invalidating core copies); on a miss it allocates only in the DDIO ways (the highest ways), or goes
+//!   to DRAM when DDIO is off. NIC reads hit the LLC or read DRAM without allocating. Partial-line DMA
+//!   writes are treated as whole-line writes.
+//! - Dirty lines evicted from the LLC are written back to DRAM.
+
+use crate::cache::{SetAssoc, Slot};
+use crate::dram::Dram;
+use crate::profile::{LINE, Profile};
+use serde::Serialize;
+
+/// Hit and miss counters of the hierarchy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct MemStats {
+    /// CPU accesses that hit L1d / missed it.
+    pub l1: (u64, u64),
+    /// CPU accesses that reached L2: hits, misses.
+    pub l2: (u64, u64),
+    /// CPU accesses that reached the LLC: hits, misses.
+    pub llc: (u64, u64),
+    /// NIC (DMA) writes per line: LLC hits, misses.
+    pub nic_write: (u64, u64),
+    /// NIC (DMA) reads per line: LLC hits, misses.
+    pub nic_read: (u64, u64),
+    /// Lines moved from another core's private cache (modified there).
+    pub transfers: u64,
+    /// Write-upgrades that invalidated other cores' copies.
+    pub invalidations: u64,
+}
+
+/// Latencies in picoseconds.
+#[derive(Debug, Clone, Copy)]
+struct Lat {
+    l1: u64,
+    l2: u64,
+    llc: u64,
+    transfer: u64,
+}
+
+/// Caches and DRAM of the simulated machine.
+#[derive(Debug, Clone)]
+pub struct Memory {
+    l1: Vec<SetAssoc>,
+    l2: Vec<SetAssoc>,
+    llc: SetAssoc,
+    /// Per LLC slot: cores that may hold the line privately.
+    sharers: Vec<u32>,
+    ddio_mask: u16,
+    lat: Lat,
+    /// Main memory.
+    pub dram: Dram,
+    /// Counters.
+    pub stats: MemStats,
+}
+
+/// What a CPU access does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// A load.
+    Read,
+    /// A store (or a locked read-modify-write).
+    Write,
+}
+
+impl Memory {
+    /// The hierarchy of `p` for `cores` cores.
+    pub fn new(p: &Profile, cores: usize) -> Memory {
+        let c = &p.cpu;
+        let ps = |cycles: u32| (f64::from(cycles) * p.ps_per_cycle()) as u64;
+        let llc = SetAssoc::new(c.llc.sets(), c.llc.ways);
+        let ways = c.llc.ways;
+        let ddio_mask = (((1u32 << p.ddio_ways) - 1) << (ways - p.ddio_ways)) as u16;
+        Memory {
+            l1: (0..cores).map(|_| SetAssoc::new(c.l1d.sets(), c.l1d.ways)).collect(),
+            l2: (0..cores).map(|_| SetAssoc::new(c.l2.sets(), c.l2.ways)).collect(),
+            sharers: vec![0; c.llc.sets() * crate::cache::MAX_WAYS],
+            llc,
+            ddio_mask,
+            lat: Lat {
+                l1: ps(c.l1d.latency_cycles),
+                l2: ps(c.l2.latency_cycles),
+                llc: ps(c.llc.latency_cycles),
+                transfer: ps(c.transfer_cycles),
+            },
+            dram: Dram::new(&p.dram),
+            stats: MemStats::default(),
+        }
+    }
+
+    /// LLC hit latency, ps.
+    pub fn llc_latency_ps(&self) -> u64 {
+        self.lat.llc
+    }
+
+    /// Core `core` accesses `line` at `now`; returns the access latency in ps.
+    #[inline]
+    pub fn cpu_access(&mut self, core: usize, line: u64, op: Op, now: u64) -> u64 {
+        let write = op == Op::Write;
+        if let Some(s) = self.l1[core].find(line) {
+            self.stats.l1.0 += 1;
+            self.l1[core].touch(s);
+            let mut cost = self.lat.l1;
+            if write && !self.l1[core].dirty(s) {
+                cost += self.upgrade(core, line);
+                self.l1[core].set_dirty(s, true);
+                if let Some(s2) = self.l2[core].find(line) {
+                    self.l2[core].set_dirty(s2, true);
+                }
+            }
+            return cost;
+        }
+        self.stats.l1.1 += 1;
+        let cost = if let Some(s) = self.l2[core].find(line) {
+            self.stats.l2.0 += 1;
+            self.l2[core].touch(s);
+            let mut cost = self.lat.l2;
+            if write && !self.l2[core].dirty(s) {
+                cost += self.upgrade(core, line);
+                self.l2[core].set_dirty(s, true);
+            }
+            cost
+        } else {
+            self.stats.l2.1 += 1;
+            let cost = self.llc_access(core, line, write, now);
+            self.fill_l2(core, line, write, now);
+            cost
+        };
+        let v = self.l1[core].victim(line, self.l1[core].all_ways());
+        // L1 evictions are silent: L2 holds every L1 line with its dirty state mirrored.
+        self.l1[core].fill(v, line, write);
+        cost
+    }
+
+    /// A write to a line this core holds clean: take ownership. Free if no other core shares it.
+    fn upgrade(&mut self, core: usize, line: u64) -> u64 {
+        let s = self.llc.find(line).expect("inclusive hierarchy: a privately cached line is in the LLC");
+        let me = 1u32 << core;
+        let others = self.sharers[s.index()] & !me;
+        self.sharers[s.index()] = me;
+        self.llc.set_flag_a(s, true);
+        self.llc.set_flag_b(s, true);
+        if others == 0 {
+            return 0;
+        }
+        self.stats.invalidations += 1;
+        self.invalidate_cores(others, line);
+        self.lat.llc
+    }
+
+    /// An L2 miss of `core`: serve it from the LLC, another core, or DRAM.
+    fn llc_access(&mut self, core: usize, line: u64, write: bool, now: u64) -> u64 {
+        let me = 1u32 << core;
+        if let Some(s) = self.llc.find(line) {
+            self.stats.llc.0 += 1;
+            self.llc.touch(s);
+            let others = self.sharers[s.index()] & !me;
+            let mut cost = self.lat.llc;
+            if self.llc.flag_b(s) && others != 0 {
+                // Modified in another core: it supplies the line.
+                self.stats.transfers += 1;
+                cost = self.lat.transfer;
+                if write {
+                    self.invalidate_cores(others, line);
+                } else {
+                    self.clean_core(others.trailing_zeros() as usize, line);
+                    self.llc.set_dirty(s, true);
+                    self.llc.set_flag_b(s, false);
+                }
+            } else if write && others != 0 {
+                self.stats.invalidations += 1;
+                self.invalidate_cores(others, line);
+            }
+            self.sharers[s.index()] = if write { me } else { self.sharers[s.index()] | me };
+            self.llc.set_flag_a(s, true);
+            if write {
+                self.llc.set_flag_b(s, true);
+            }
+            return cost;
+        }
+        self.stats.llc.1 += 1;
+        let cost = self.lat.llc + self.dram.latency_ps(now);
+        self.dram.transfer(now, LINE as u64, false);
+        let s = self.llc_install(line, self.llc.all_ways(), false, now);
+        self.sharers[s.index()] = me;
+        self.llc.set_flag_a(s, true);
+        self.llc.set_flag_b(s, write);
+        cost
+    }
+
+    /// Put `line` into this core's L2, handling the line it replaces.
+    fn fill_l2(&mut self, core: usize, line: u64, dirty: bool, now: u64) {
+        let v = self.l2[core].victim(line, self.l2[core].all_ways());
+        let Some(ev) = self.l2[core].fill(v, line, dirty) else { return };
+        // Keep L1 within L2.
+        if let Some(s1) = self.l1[core].find(ev.line) {
+            self.l1[core].invalidate(s1);
+        }
+        match self.llc.find(ev.line) {
+            Some(s) => {
+                let left = self.sharers[s.index()] & !(1 << core);
+                self.sharers[s.index()] = left;
+                self.llc.set_flag_a(s, left != 0);
+                if ev.dirty {
+                    self.llc.set_dirty(s, true);
+                    self.llc.set_flag_b(s, false);
+                }
+            }
+            None if ev.dirty => self.dram.transfer(now, LINE as u64, true),
+            None => {}
+        }
+    }
+
+    /// Install `line` in the LLC among the ways of `mask`, evicting (and writing back) a victim.
+    fn llc_install(&mut self, line: u64, mask: u16, dirty: bool, now: u64) -> Slot {
+        let v = self.llc.victim(line, mask);
+        let sharers = std::mem::take(&mut self.sharers[v.index()]);
+        if let Some(ev) = self.llc.fill(v, line, dirty) {
+            let mut wb = ev.dirty;
+            if ev.flag_a {
+                wb |= self.invalidate_cores(sharers, ev.line);
+            }
+            if wb {
+                self.dram.transfer(now, LINE as u64, true);
+            }
+        }
+        v
+    }
+
+    /// Drop `line` from the private caches of every core in `mask`; returns whether any copy was dirty.
+    fn invalidate_cores(&mut self, mut mask: u32, line: u64) -> bool {
+        let mut dirty = false;
+        while mask != 0 {
+            let c = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            if let Some(s) = self.l1[c].find(line) {
+                dirty |= self.l1[c].invalidate(s);
+            }
+            if let Some(s) = self.l2[c].find(line) {
+                dirty |= self.l2[c].invalidate(s);
+            }
+        }
+        dirty
+    }
+
+    /// Make `core`'s copy of `line` clean (it was read by another core).
+    fn clean_core(&mut self, core: usize, line: u64) {
+        if let Some(s) = self.l1[core].find(line) {
+            self.l1[core].set_dirty(s, false);
+        }
+        if let Some(s) = self.l2[core].find(line) {
+            self.l2[core].set_dirty(s, false);
+        }
+    }
+
+    /// The NIC writes `line` at `now` (DDIO). Returns whether it hit in the LLC.
+    #[inline]
+    pub fn nic_write(&mut self, line: u64, now: u64) -> bool {
+        if let Some(s) = self.llc.find(line) {
+            self.stats.nic_write.0 += 1;
+            self.llc.touch(s);
+            if self.llc.flag_a(s) {
+                let sharers = std::mem::take(&mut self.sharers[s.index()]);
+                self.invalidate_cores(sharers, line);
+                self.llc.set_flag_a(s, false);
+                self.llc.set_flag_b(s, false);
+            }
+            self.llc.set_dirty(s, true);
+            return true;
+        }
+        self.stats.nic_write.1 += 1;
+        if self.ddio_mask == 0 {
+            self.dram.transfer(now, LINE as u64, true);
+        } else {
+            self.llc_install(line, self.ddio_mask, true, now);
+        }
+        false
+    }
+
+    /// The NIC reads `line` at `now`. Returns whether it hit in the LLC (a miss reads DRAM and does not
+    /// allocate).
+    #[inline]
+    pub fn nic_read(&mut self, line: u64, now: u64) -> bool {
+        if self.llc.find(line).is_some() {
+            self.stats.nic_read.0 += 1;
+            return true;
+        }
+        self.stats.nic_read.1 += 1;
+        self.dram.transfer(now, LINE as u64, false);
+        false
+    }
+
+    /// Whether `line` is in the LLC, and whether in a DDIO way (for tests and reports).
+    pub fn llc_holds(&self, line: u64) -> Option<bool> {
+        self.llc.find(line).map(|s| self.ddio_mask & (1 << s.way) != 0)
+    }
+
+    /// Whether `core` holds `line` in L1 or L2.
+    pub fn core_holds(&self, core: usize, line: u64) -> bool {
+        self.l1[core].find(line).is_some() || self.l2[core].find(line).is_some()
+    }
+
+    /// Forget the counters at the start of a measurement.
+    pub fn reset_counters(&mut self) {
+        self.stats = MemStats::default();
+        self.dram.reset_counters();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small machine: LLC of 4 sets x 4 ways with 1 DDIO way, L2 2 sets x 2 ways, L1 1 set x 2 ways.
+    fn small(ddio: usize) -> Memory {
+        let mut p = Profile::r640_silver4216();
+        p.cpu.llc.size = 4 * 4 * LINE;
+        p.cpu.llc.ways = 4;
+        p.cpu.l2.size = 2 * 2 * LINE;
+        p.cpu.l2.ways = 2;
+        p.cpu.l1d.size = 2 * LINE;
+        p.cpu.l1d.ways = 2;
+        p.ddio_ways = ddio;
+        p.validate().unwrap();
+        Memory::new(&p, 2)
+    }
+
+    /// Lines that fall into LLC set 0 (4 sets).
+    fn l(i: u64) -> u64 {
+        i * 4
+    }
+
+    #[test]
+    fn nic_writes_allocate_only_in_ddio_ways_and_update_in_place() {
+        let mut m = small(1);
+        // Two NIC writes to different lines of one set: the second evicts the first from the single
+        // DDIO way, and the dirty victim goes to DRAM.
+        assert!(!m.nic_write(l(1), 0));
+        assert_eq!(m.llc_holds(l(1)), Some(true));
+        assert!(!m.nic_write(l(2), 0));
+        assert_eq!(m.llc_holds(l(1)), None);
+        assert_eq!(m.dram.write_bytes, 64);
+        // A line the CPU brought in (any way; the invalid non-DDIO ways first) is updated in place.
+        m.cpu_access(0, l(3), Op::Read, 0);
+        assert_eq!(m.llc_holds(l(3)), Some(false));
+        assert!(m.nic_write(l(3), 0));
+        assert_eq!(m.llc_holds(l(3)), Some(false));
+        // ... and the core's stale copy is gone.
+        assert!(!m.core_holds(0, l(3)));
+        assert_eq!(m.stats.nic_write, (1, 2));
+    }
+
+    #[test]
+    fn ddio_off_writes_go_to_dram_and_reads_never_allocate() {
+        let mut m = small(0);
+        assert!(!m.nic_write(l(1), 0));
+        assert_eq!(m.llc_holds(l(1)), None);
+        assert_eq!(m.dram.write_bytes, 64);
+        assert!(!m.nic_read(l(1), 0));
+        assert_eq!(m.llc_holds(l(1)), None);
+        assert_eq!(m.dram.read_bytes, 64);
+        m.cpu_access(1, l(1), Op::Read, 0);
+        assert!(m.nic_read(l(1), 0));
+        assert_eq!(m.stats.nic_read, (1, 1));
+    }
+
+    #[test]
+    fn cpu_hits_per_level_and_cross_core_transfer() {
+        let mut m = small(1);
+        let miss = m.cpu_access(0, l(1), Op::Read, 0);
+        let hit = m.cpu_access(0, l(1), Op::Read, 0);
+        assert!(miss > 79_000 && hit == m.lat.l1, "{miss} {hit}");
+        assert_eq!((m.stats.l1, m.stats.llc), ((1, 1), (0, 1)));
+        // Core 0 writes it (silent upgrade: it is the only sharer), then core 1 reads it: a transfer.
+        assert_eq!(m.cpu_access(0, l(1), Op::Write, 0), m.lat.l1);
+        assert_eq!(m.cpu_access(1, l(1), Op::Read, 0), m.lat.transfer);
+        assert_eq!(m.stats.transfers, 1);
+        // Core 0 writes again: its copy is shared now, so the write invalidates core 1.
+        assert_eq!(m.cpu_access(0, l(1), Op::Write, 0), m.lat.l1 + m.lat.llc);
+        assert!(!m.core_holds(1, l(1)));
+        // Core 1 writes it: transfer from core 0, which loses its copy.
+        assert_eq!(m.cpu_access(1, l(1), Op::Write, 0), m.lat.transfer);
+        assert!(!m.core_holds(0, l(1)));
+    }
+
+    #[test]
+    fn llc_eviction_back_invalidates_and_writes_back() {
+        let mut m = small(1);
+        m.cpu_access(0, l(1), Op::Write, 0);
+        // Four more lines of the same LLC set through core 1 push l(1) out of the LLC (4 ways).
+        for i in 2..6 {
+            m.cpu_access(1, l(i), Op::Read, 0);
+        }
+        assert_eq!(m.llc_holds(l(1)), None);
+        assert!(!m.core_holds(0, l(1)));
+        assert_eq!(m.dram.write_bytes, 64);
+    }
+}

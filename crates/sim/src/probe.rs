@@ -1,0 +1,200 @@
+//! `SimProbe`: the simulator's implementation of the probe (DESIGN.md, "The probe"). It turns what
+//! interface and app code report into time on the reporting agent's virtual clock.
+//!
+//! - Core touches go through the cache hierarchy; the lines of one touch (one object) are fetched in
+//!   parallel, so a touch costs its slowest line plus a cycle per further line. Touches serialize.
+//!   Atomics add the locked-instruction cost; a line another core holds modified adds the transfer.
+//! - `lock` makes the core wait until the previous holder's `unlock` in virtual time.
+//! - NIC touches are DMA: writes go through DDIO and are serialized on PCIe (the NIC's clock moves to
+//!   the end of the write); reads look up the LLC (DRAM on a miss, adding the DRAM latency beyond an
+//!   LLC hit), wait for a free read slot, and complete a PCIe round trip later without stalling the NIC.
+//! - MMIO writes (doorbells) cross PCIe towards the device; the core does not wait for them.
+//!
+//! Cycles are charged to the current [`Phase`]. Work reported by the NIC side is not charged (the NIC's
+//! pipeline time is a per-packet cost of the NIC model).
+
+use crate::machine::Machine;
+use crate::memory::Op;
+use ifaces::{Access, Phase, Probe};
+use std::cell::Cell;
+
+/// Who is reporting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    /// The NIC (DMA over PCIe).
+    Nic,
+    /// Worker core `0..`.
+    Core(u16),
+}
+
+/// The probe handed to one agent for one step (a NIC operation or a core's poll).
+#[derive(Debug)]
+pub struct SimProbe<'m> {
+    m: &'m mut Machine,
+    agent: Agent,
+    now: u64,
+    phase: Phase,
+    phase_ps: [u64; Phase::ALL.len()],
+    last_read: &'m Cell<u64>,
+    doorbell_at: Option<u64>,
+}
+
+/// What a step cost, once the probe is finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    /// The agent's clock at the end of the step, ps.
+    pub end: u64,
+    /// Time charged per phase, ps, indexed like [`Phase::ALL`].
+    pub phase_ps: [u64; Phase::ALL.len()],
+    /// When the last doorbell written in the step reaches the device, if one was written.
+    pub doorbell_at: Option<u64>,
+}
+
+impl<'m> SimProbe<'m> {
+    /// A probe for `agent` starting at `now`. `last_read` receives the completion time of each DMA
+    /// read (the NIC's transmit path reads it when a packet goes to the wire).
+    pub fn new(m: &'m mut Machine, agent: Agent, now: u64, last_read: &'m Cell<u64>) -> SimProbe<'m> {
+        SimProbe { m, agent, now, phase: Phase::Rx, phase_ps: [0; Phase::ALL.len()], last_read, doorbell_at: None }
+    }
+
+    /// The agent's current time, ps.
+    pub fn now_ps(&self) -> u64 {
+        self.now
+    }
+
+    /// End the step.
+    pub fn finish(self) -> Step {
+        Step { end: self.now, phase_ps: self.phase_ps, doorbell_at: self.doorbell_at }
+    }
+
+    #[inline(always)]
+    fn charge(&mut self, ps: u64) {
+        self.now += ps;
+        self.phase_ps[self.phase as usize] += ps;
+    }
+
+    #[inline]
+    fn core_touch(&mut self, core: usize, addr: usize, len: usize, access: Access) {
+        let op = if access == Access::Read { Op::Read } else { Op::Write };
+        let (mem, now) = (&mut self.m.mem, self.now);
+        let mut worst = 0;
+        let n = self.m.addr.lines(addr, len, |line| worst = worst.max(mem.cpu_access(core, line, op, now)));
+        let mut cost = worst + (n - 1) * self.m.cycle_ps;
+        if access == Access::Atomic {
+            cost += self.m.atomic_ps;
+        }
+        self.charge(cost);
+    }
+
+    #[inline]
+    fn dma(&mut self, addr: usize, len: usize, access: Access) {
+        let now = self.now;
+        let mem = &mut self.m.mem;
+        if access == Access::Read {
+            let mut missed = false;
+            self.m.addr.lines(addr, len, |line| missed |= !mem.nic_read(line, now));
+            let extra =
+                if missed { self.m.mem.dram.latency_ps(now).saturating_sub(self.m.mem.llc_latency_ps()) } else { 0 };
+            let (issue, done) = self.m.pcie.dma_read(now, len as u64, extra);
+            self.now = self.now.max(issue);
+            self.last_read.set(self.last_read.get().max(done));
+        } else {
+            self.m.addr.lines(addr, len, |line| {
+                mem.nic_write(line, now);
+            });
+            let end = self.m.pcie.dma_write(now, len as u64);
+            self.now = self.now.max(end);
+        }
+    }
+}
+
+impl Probe for SimProbe<'_> {
+    #[inline]
+    fn touch(&mut self, addr: usize, len: usize, access: Access) {
+        match self.agent {
+            Agent::Core(c) => self.core_touch(usize::from(c), addr, len, access),
+            Agent::Nic => self.dma(addr, len, access),
+        }
+    }
+
+    #[inline]
+    fn work(&mut self, cycles: u32) {
+        if let Agent::Core(_) = self.agent {
+            self.charge((f64::from(cycles) * self.m.cycle_ps_f).round() as u64);
+        }
+    }
+
+    #[inline]
+    fn mmio_write(&mut self, _addr: usize, len: usize) {
+        let at = self.m.pcie.mmio_write(self.now, len as u64);
+        self.doorbell_at = Some(self.doorbell_at.map_or(at, |d| d.max(at)));
+    }
+
+    fn lock(&mut self, addr: usize) {
+        let released = self.m.locks.get(&addr).copied().unwrap_or(0);
+        if released > self.now {
+            let wait = released - self.now;
+            self.m.lock_wait_ps += wait;
+            self.charge(wait);
+        }
+    }
+
+    fn unlock(&mut self, addr: usize) {
+        self.m.locks.insert(addr, self.now);
+    }
+
+    #[inline]
+    fn phase(&mut self, phase: Phase) -> Phase {
+        std::mem::replace(&mut self.phase, phase)
+    }
+
+    fn now_ns(&self) -> u64 {
+        self.now / 1000
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::Profile;
+
+    #[test]
+    fn locks_wait_for_the_previous_release_and_phases_are_charged() {
+        let p = Profile::r640_silver4216();
+        let mut m = Machine::new(&p, 2, (0, 0));
+        let cell = Cell::new(0);
+        let mut a = SimProbe::new(&mut m, Agent::Core(0), 1_000, &cell);
+        a.lock(0x40);
+        a.work(2100);
+        a.unlock(0x40);
+        let sa = a.finish();
+        assert_eq!(sa.end, 1_000 + 1_000_000);
+        let mut b = SimProbe::new(&mut m, Agent::Core(1), 500, &cell);
+        b.phase(Phase::Sync);
+        b.lock(0x40);
+        let sb = b.finish();
+        assert_eq!(sb.end, sa.end);
+        assert_eq!(sb.phase_ps[Phase::Sync as usize], sa.end - 500);
+        assert_eq!(m.lock_wait_ps, sa.end - 500);
+    }
+
+    #[test]
+    fn atomics_on_a_line_another_core_wrote_pay_the_transfer() {
+        let p = Profile::r640_silver4216();
+        let mut m = Machine::new(&p, 2, (0, 0));
+        let cell = Cell::new(0);
+        let word = 0x1000usize;
+        let mut a = SimProbe::new(&mut m, Agent::Core(0), 0, &cell);
+        a.touch(word, 8, Access::Atomic);
+        let t = a.finish().end;
+        let mut a = SimProbe::new(&mut m, Agent::Core(0), t, &cell);
+        a.touch(word, 8, Access::Atomic);
+        let own = a.finish().end - t;
+        let mut b = SimProbe::new(&mut m, Agent::Core(1), 0, &cell);
+        b.touch(word, 8, Access::Atomic);
+        let other = b.finish().end;
+        let cyc = |ps: u64| (ps as f64 / m.cycle_ps_f).round() as u64;
+        assert_eq!(cyc(own), 4 + 18);
+        assert_eq!(cyc(other), 105 + 18);
+    }
+}

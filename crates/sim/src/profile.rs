@@ -1,0 +1,427 @@
+//! Machine profiles: every hardware parameter the models use, one named profile per testbed
+//! (DESIGN.md, "Simulation"). Each value carries the source it comes from; none is tuned to a figure.
+//!
+//! Sources cited below:
+//! - [P0] shRing §5 "Experimental Setup", [P1] rxBisect §6 "System Setup", [P2] nicmem §6.1,
+//!   [P3] COREC §4, [P4] Ensō §6-7 (papers/).
+//! - [HW] reference/hardware.md (PCIe model, DMA read latency, DDIO, DRAM loaded latency).
+//! - [OPT] Intel 64 and IA-32 Architectures Optimization Reference Manual (248966), Skylake Server
+//!   cache parameters: L1D 32 KiB 8-way 4 cycles; L2 1 MiB 16-way 14 cycles; L3 50-70 cycles.
+//! - [AGNER] Agner Fog, Instruction tables, Skylake: `LOCK CMPXCHG`/`LOCK XADD` about 18 cycles.
+//! - [C2C] AnandTech, "Sizing Up Servers: Intel's Skylake-SP Xeon versus AMD's EPYC 7000" (2017):
+//!   core-to-core cache-line transfer on the Skylake-SP mesh about 50 ns.
+//! - [PCISPEC] PCI Express Base Specification 3.0 §2.2.6.2: 8-bit tags (256 outstanding non-posted
+//!   requests) with Extended Tag Field Enable, which NIC drivers set.
+//! - [CX5] ConnectX-5 EN product brief (nicmem ref. [81]): up to 200 million packets per second;
+//!   Mellanox, "HowTo Tune Receive Buffers on Mellanox Adapter Cards": port buffer 262016 B.
+
+use serde::Serialize;
+use std::fmt;
+
+/// Bytes per cache line on every modelled machine (x86).
+pub const LINE: usize = 64;
+
+/// Geometry of one cache level.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CacheGeom {
+    /// Capacity in bytes.
+    pub size: usize,
+    /// Associativity.
+    pub ways: usize,
+    /// Load-to-use latency in core cycles.
+    pub latency_cycles: u32,
+}
+
+impl CacheGeom {
+    /// Number of sets.
+    pub fn sets(&self) -> usize {
+        self.size / (LINE * self.ways.max(1))
+    }
+}
+
+/// Cores and their caches.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CpuParams {
+    /// Cores on the socket that runs the workers.
+    pub cores: usize,
+    /// Core frequency in GHz (Turbo Boost off in every paper's setup).
+    pub freq_ghz: f64,
+    /// Private L1 data cache.
+    pub l1d: CacheGeom,
+    /// Private L2 cache.
+    pub l2: CacheGeom,
+    /// Shared last-level cache.
+    pub llc: CacheGeom,
+    /// Extra cycles of a locked read-modify-write beyond the access itself.
+    pub atomic_cycles: u32,
+    /// Cycles to move a line that another core holds modified (snoop and transfer).
+    pub transfer_cycles: u32,
+}
+
+/// DDR memory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DramParams {
+    /// Theoretical peak bandwidth in GB/s (channels x MT/s x 8 B).
+    pub peak_gbs: f64,
+    /// Loaded-latency curve: (utilisation of peak, latency in ns), increasing in utilisation.
+    pub curve: Vec<(f64, f64)>,
+}
+
+/// The NIC's PCIe attachment.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PcieParams {
+    /// Transfer rate per lane in GT/s.
+    pub gts: f64,
+    /// Lanes per link.
+    pub lanes: u32,
+    /// Links (one per NIC); the model treats them as one device with their summed capacity.
+    pub links: u32,
+    /// Line-code efficiency (128/130 for Gen3-5).
+    pub encoding: f64,
+    /// Maximum payload size in bytes.
+    pub mps: usize,
+    /// Maximum read request size in bytes.
+    pub mrrs: usize,
+    /// Ack DLLP limit in bytes for this width and MPS (PCIe 5.0 Table 3-7..3-9, via pcie-model).
+    pub ack_limit: f64,
+    /// Flow-control update interval in bytes (PCIe 5.0 Table 2-46..2-48, via pcie-model).
+    pub fc_limit: f64,
+    /// DMA read round trip at zero bytes, ns (warm host cache).
+    pub read_base_ns: f64,
+    /// DMA read latency per byte, ns.
+    pub read_per_byte_ns: f64,
+    /// Outstanding DMA read requests per link.
+    pub max_reads: usize,
+}
+
+/// The NIC itself.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct NicParams {
+    /// Ethernet ports and their speed in Gbps (their sum is the wire capacity).
+    pub ports: u32,
+    /// Speed of one port in Gbps.
+    pub port_gbps: f64,
+    /// Packets per second the NIC pipeline handles per direction, in millions.
+    pub mpps: f64,
+    /// On-NIC receive buffer in bytes (packets waiting for the DMA engine); overflow drops.
+    pub rx_buffer: usize,
+    /// Descriptors fetched per DMA read.
+    pub prefetch: u32,
+    /// On-NIC memory in bytes (nicmem, paper 002).
+    pub memory: usize,
+}
+
+/// A machine: cores, caches, DDIO, DRAM, PCIe and NIC.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Profile {
+    /// Name on the command line.
+    pub name: String,
+    /// Cores and caches.
+    pub cpu: CpuParams,
+    /// LLC ways NIC writes may allocate in (the highest ways); 0 turns DDIO off.
+    pub ddio_ways: usize,
+    /// Memory.
+    pub dram: DramParams,
+    /// PCIe.
+    pub pcie: PcieParams,
+    /// NIC.
+    pub nic: NicParams,
+}
+
+/// Why a profile cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    /// No profile of that name.
+    #[error("unknown profile '{0}' (known: {known})", known = PROFILE_NAMES.join(", "))]
+    Unknown(String),
+    /// A parameter is impossible.
+    #[error("profile {profile}: {message}")]
+    Invalid {
+        /// The profile.
+        profile: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+/// Names accepted by [`Profile::by_name`].
+pub const PROFILE_NAMES: &[&str] = &["r640-silver4216", "i9-9960x-enso", "silver4110-xl710", "this-machine"];
+
+/// DRAM loaded latency, Intel MLC on a Cascade Lake Xeon ([HW], "DRAM loaded latency"); the top point
+/// is the table's "~260 ns" at full utilisation.
+fn mlc_curve() -> Vec<(f64, f64)> {
+    // source: [HW] DRAM loaded latency table (utilisation, ns).
+    vec![
+        (0.01, 79.5),
+        (0.08, 82.7),
+        (0.18, 85.6),
+        (0.26, 87.7),
+        (0.36, 91.6),
+        (0.45, 95.4),
+        (0.59, 102.9),
+        (0.87, 131.8),
+        (1.0, 260.0),
+    ]
+}
+
+/// Skylake-family private caches and LLC latency ([OPT]); `llc` gives the LLC's size and ways.
+fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize) -> CpuParams {
+    CpuParams {
+        cores,
+        freq_ghz,
+        // source: [OPT] L1D 32 KiB, 8-way, 4 cycles.
+        l1d: CacheGeom { size: 32 << 10, ways: 8, latency_cycles: 4 },
+        // source: [OPT] L2 1 MiB, 16-way, 14 cycles (Skylake Server).
+        l2: CacheGeom { size: 1 << 20, ways: 16, latency_cycles: 14 },
+        // source: [OPT] L3 50-70 cycles: the middle of the range.
+        llc: CacheGeom { size: llc_size, ways: llc_ways, latency_cycles: 60 },
+        // source: [AGNER] locked RMW about 18 cycles on Skylake.
+        atomic_cycles: 18,
+        // source: [C2C] about 50 ns core to core, in cycles at this frequency.
+        transfer_cycles: (50.0 * freq_ghz).round() as u32,
+    }
+}
+
+/// PCIe Gen3 with pcie-model's defaults (MPS 256, MRRS 512) and pcie-bench's DMA read latency.
+fn gen3(lanes: u32, links: u32) -> PcieParams {
+    PcieParams {
+        // source: [HW] Gen3 8 GT/s, 128b/130b.
+        gts: 8.0,
+        lanes,
+        links,
+        encoding: 128.0 / 130.0,
+        // source: [HW] MPS 256, MRRS 512.
+        mps: 256,
+        mrrs: 512,
+        // source: pcie-model model/pcie.py Ack_Limits and FC_Guide, gen3, MPS 256: 168 B for x16, 203 B
+        // for x8 (PCIe 5.0 Tables 3-7 and 2-46).
+        ack_limit: if lanes >= 16 { 168.0 } else { 203.0 },
+        fc_limit: if lanes >= 16 { 168.0 } else { 203.0 },
+        // source: [HW] pcie-bench DMA read latency, about 540 ns + 0.29 ns/B.
+        read_base_ns: 540.0,
+        read_per_byte_ns: 0.29,
+        // source: [PCISPEC] 256 tags per link.
+        max_reads: 256,
+    }
+}
+
+impl Profile {
+    /// The profile called `name`.
+    pub fn by_name(name: &str) -> Result<Profile, ProfileError> {
+        match name {
+            "r640-silver4216" => Ok(Profile::r640_silver4216()),
+            "i9-9960x-enso" => Ok(Profile::i9_9960x_enso()),
+            "silver4110-xl710" => Ok(Profile::silver4110_xl710()),
+            "this-machine" => Profile::this_machine(),
+            other => Err(ProfileError::Unknown(other.to_string())),
+        }
+    }
+
+    /// Dell R640, Xeon Silver 4216, two 100 GbE ConnectX-5 (papers 000, 001, 002).
+    pub fn r640_silver4216() -> Profile {
+        Profile {
+            name: "r640-silver4216".into(),
+            // source: [P0] [P1] [P2] 16 cores at 2.1 GHz, 22 MiB 11-way LLC; Turbo Boost off.
+            cpu: skylake_cpu(16, 2.1, 22 << 20, 11),
+            // source: [P0] "2 DDIO LLC ways" (default), [HW] IIO_LLC_WAYS = 0x600.
+            ddio_ways: 2,
+            dram: DramParams {
+                // source: [HW] DDR4-2400 (the CPU's limit), 4 channels populated (4 x 16 GiB): 76.8 GB/s.
+                peak_gbs: 76.8,
+                curve: mlc_curve(),
+            },
+            // source: [P0] two ConnectX-5, each on PCIe Gen3 x16 ([CX5]).
+            pcie: gen3(16, 2),
+            nic: NicParams {
+                // source: [P0] two 100 GbE NICs, 200 Gbps offered.
+                ports: 2,
+                port_gbps: 100.0,
+                // source: [CX5] 200 Mpps per adapter, two adapters.
+                mpps: 400.0,
+                // source: [CX5] port buffer 262016 B per port, two ports.
+                rx_buffer: 2 * 262_016,
+                // source: ifaces PrefetchParams default (DPDK RX_PTHRESH 8).
+                prefetch: 8,
+                // source: [P2] ConnectX-5 exposes 256 KiB of on-NIC memory to software (nicmem §5).
+                memory: 256 << 10,
+            },
+        }
+    }
+
+    /// Core i9-9960X with the Ensō FPGA NIC (paper 004).
+    pub fn i9_9960x_enso() -> Profile {
+        Profile {
+            name: "i9-9960x-enso".into(),
+            // source: [P4] §7 testbed: 16 cores at 3.1 GHz, 22 MB LLC (11-way, as every Skylake-X L3).
+            cpu: skylake_cpu(16, 3.1, 22 << 20, 11),
+            // source: [HW] DDIO's default of 2 ways.
+            ddio_ways: 2,
+            dram: DramParams {
+                // source: Intel ARK, Core i9-9960X: 4 channels DDR4-2666, 85.3 GB/s.
+                peak_gbs: 85.3,
+                curve: mlc_curve(),
+            },
+            // source: [P4] Stratix 10 MX FPGA NIC on PCIe 3.0 x16.
+            pcie: gen3(16, 1),
+            nic: NicParams {
+                // source: [P4] 100 Gb Ethernet.
+                ports: 1,
+                port_gbps: 100.0,
+                // source: [P4] §6 "most of the NIC design runs at 250 MHz", one packet per cycle.
+                mpps: 250.0,
+                // source: no figure for the FPGA NIC; the ConnectX-5 port buffer ([CX5]) stands in.
+                rx_buffer: 262_016,
+                // source: ifaces PrefetchParams default (DPDK RX_PTHRESH 8).
+                prefetch: 8,
+                // source: no on-NIC memory exposed in paper 004.
+                memory: 0,
+            },
+        }
+    }
+
+    /// Xeon Silver 4110 with an Intel XL710 40 GbE NIC (paper 003).
+    pub fn silver4110_xl710() -> Profile {
+        Profile {
+            name: "silver4110-xl710".into(),
+            // source: [P3] Silver 4110 at 2.1 GHz; Intel ARK: 8 cores, 11 MiB L3 (11-way, 1.375 MiB/core).
+            cpu: skylake_cpu(8, 2.1, 11 << 20, 11),
+            // source: [HW] DDIO's default of 2 ways.
+            ddio_ways: 2,
+            dram: DramParams {
+                // source: [HW] Silver 4110, DDR4-2400, 6 channels: 115.2 GB/s theoretical.
+                peak_gbs: 115.2,
+                curve: mlc_curve(),
+            },
+            // source: Intel XL710 datasheet: PCIe 3.0 x8.
+            pcie: gen3(8, 1),
+            nic: NicParams {
+                // source: [P3] one 40 Gbps XL710 port.
+                ports: 1,
+                port_gbps: 40.0,
+                // source: [P3] §4.1 "the NIC maximum throughput is around 37 Mpps as stated in the Intel
+                // XL710 datasheet".
+                mpps: 37.0,
+                // source: no XL710 figure at hand; the ConnectX-5 port buffer ([CX5]) stands in.
+                rx_buffer: 262_016,
+                // source: ifaces PrefetchParams default (DPDK i40e RX_PTHRESH 8).
+                prefetch: 8,
+                // source: the XL710 exposes no on-NIC memory.
+                memory: 0,
+            },
+        }
+    }
+
+    /// This host, read from /sys and /proc (cores, cache sizes and ways, frequency); latencies and the
+    /// memory, PCIe and NIC models come from the R640 profile, as the live engine has no real NIC.
+    pub fn this_machine() -> Result<Profile, ProfileError> {
+        let host =
+            crate::host::read().map_err(|message| ProfileError::Invalid { profile: "this-machine".into(), message })?;
+        let mut p = Profile::r640_silver4216();
+        p.name = "this-machine".into();
+        p.cpu.cores = host.cores;
+        p.cpu.freq_ghz = host.freq_ghz;
+        p.cpu.transfer_cycles = (50.0 * host.freq_ghz).round() as u32;
+        p.cpu.l1d = CacheGeom { size: host.l1d.0, ways: host.l1d.1, ..p.cpu.l1d };
+        p.cpu.l2 = CacheGeom { size: host.l2.0, ways: host.l2.1, ..p.cpu.l2 };
+        p.cpu.llc = CacheGeom { size: host.llc.0, ways: host.llc.1, ..p.cpu.llc };
+        p.ddio_ways = p.ddio_ways.min(p.cpu.llc.ways);
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// Check that the parameters are physically possible and fit the models' representation.
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        let bad = |message: String| Err(ProfileError::Invalid { profile: self.name.clone(), message });
+        for (level, g) in [("L1d", self.cpu.l1d), ("L2", self.cpu.l2), ("LLC", self.cpu.llc)] {
+            if g.ways == 0 || g.ways > crate::cache::MAX_WAYS {
+                return bad(format!(
+                    "{level} has {} ways; the cache model supports 1..={}",
+                    g.ways,
+                    crate::cache::MAX_WAYS
+                ));
+            }
+            if g.sets() == 0 || !g.sets().is_power_of_two() || g.size != g.sets() * g.ways * LINE {
+                return bad(format!(
+                    "{level} of {} B and {} ways does not give a power-of-two number of 64 B sets",
+                    g.size, g.ways
+                ));
+            }
+        }
+        if self.ddio_ways > self.cpu.llc.ways {
+            return bad(format!(
+                "{} DDIO ways exceed the LLC's {} ways; use 0..={} (0 turns DDIO off)",
+                self.ddio_ways, self.cpu.llc.ways, self.cpu.llc.ways
+            ));
+        }
+        if self.cpu.cores == 0 || self.cpu.cores > 32 {
+            return bad(format!("{} cores; the model supports 1..=32", self.cpu.cores));
+        }
+        if !(self.cpu.freq_ghz.is_finite() && self.cpu.freq_ghz > 0.0) {
+            return bad(format!("core frequency {} GHz must be positive", self.cpu.freq_ghz));
+        }
+        if self.dram.peak_gbs <= 0.0 || self.dram.curve.is_empty() {
+            return bad("DRAM needs a positive peak bandwidth and a latency curve".into());
+        }
+        if self.pcie.max_reads == 0 || self.pcie.links == 0 || self.pcie.lanes == 0 {
+            return bad("PCIe needs at least one link, one lane and one outstanding read".into());
+        }
+        if self.nic.mpps <= 0.0 || self.nic.port_gbps <= 0.0 || self.nic.ports == 0 {
+            return bad("the NIC needs a positive packet rate and at least one port".into());
+        }
+        Ok(())
+    }
+
+    /// Picoseconds per core cycle.
+    pub fn ps_per_cycle(&self) -> f64 {
+        1000.0 / self.cpu.freq_ghz
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = &self.cpu;
+        write!(
+            f,
+            "{}: {} cores at {} GHz, LLC {} MiB {}-way ({} DDIO ways), DRAM {} GB/s, PCIe Gen{} x{} x {}, {} x {} GbE",
+            self.name,
+            c.cores,
+            c.freq_ghz,
+            c.llc.size >> 20,
+            c.llc.ways,
+            self.ddio_ways,
+            self.dram.peak_gbs,
+            (self.pcie.gts / 2.5).log2().round() as u32 + 1,
+            self.pcie.lanes,
+            self.pcie.links,
+            self.nic.ports,
+            self.nic.port_gbps
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_profiles_are_valid_and_unknown_names_list_the_known_ones() {
+        for name in PROFILE_NAMES {
+            let p = Profile::by_name(name).unwrap();
+            p.validate().unwrap();
+            assert_eq!(p.name, *name);
+        }
+        let e = Profile::by_name("r650").unwrap_err().to_string();
+        assert!(e.contains("r640-silver4216") && e.contains("this-machine"), "{e}");
+        let mut p = Profile::r640_silver4216();
+        p.ddio_ways = 12;
+        assert!(p.validate().unwrap_err().to_string().contains("exceed the LLC's 11 ways"));
+    }
+
+    #[test]
+    fn r640_matches_the_papers() {
+        let p = Profile::r640_silver4216();
+        assert_eq!(p.cpu.llc.sets(), 32768);
+        assert_eq!(p.cpu.cores, 16);
+        assert_eq!(p.cpu.transfer_cycles, 105);
+    }
+}

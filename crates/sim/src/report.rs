@@ -1,0 +1,197 @@
+//! What a run reports (the figures the papers plot), serialisable for `--json` and printable as a table.
+
+use measure::{LatencySummary, Throughput};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Cycles per delivered packet, by phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Cycles {
+    /// All busy cycles per packet.
+    pub total: f64,
+    /// Per phase (rx, app, tx, sync, alloc).
+    pub phases: BTreeMap<&'static str, f64>,
+    /// Share of the busy cycles spent in synchronisation (shRing Figure 2a).
+    pub sync_share: f64,
+    /// Share of core time spent in polls that found nothing.
+    pub idle_share: f64,
+}
+
+/// Hit rates in [0, 1] (NaN-free: 0 when there were no accesses).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct HitRates {
+    /// CPU L1d.
+    pub l1: f64,
+    /// CPU L2 (of accesses that missed L1).
+    pub l2: f64,
+    /// CPU LLC (of accesses that missed L2).
+    pub llc: f64,
+    /// NIC DMA writes found in the LLC (DDIO write hits).
+    pub nic_write: f64,
+    /// NIC DMA reads served from the LLC.
+    pub nic_read: f64,
+}
+
+/// One PCIe direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PcieDir {
+    /// Wire bytes over capacity.
+    pub utilisation: f64,
+    /// Payload Gb/s.
+    pub goodput_gbps: f64,
+}
+
+/// PCIe towards the host (DMA writes, read requests) and towards the device (completions, doorbells).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PcieReport {
+    /// Device to host.
+    pub to_host: PcieDir,
+    /// Host to device.
+    pub to_device: PcieDir,
+    /// Mean NIC DMA read latency, ns (shRing Figure 2e).
+    pub read_latency_ns: f64,
+}
+
+/// Memory bandwidth, GB/s.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct MemBw {
+    /// Reads.
+    pub read_gbs: f64,
+    /// Writes.
+    pub write_gbs: f64,
+}
+
+/// Packet accounting over the whole run, for the conservation invariant.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Accounting {
+    /// Packets the traffic offered.
+    pub offered: u64,
+    /// Packets the design delivered to software (rx bursts).
+    pub delivered: u64,
+    /// Drops by reason (the design's, plus `nic_buffer_full`).
+    pub dropped: BTreeMap<&'static str, u64>,
+    /// Packets still queued at the end (0 after a drained run).
+    pub queued: u64,
+    /// Packets the app dropped.
+    pub app_dropped: u64,
+    /// Packets put on the wire.
+    pub sent: u64,
+}
+
+/// Everything a simulation run reports. Rates cover the measurement window only.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimReport {
+    /// Profile, design, app and core count, for the header.
+    pub setup: String,
+    /// Length of the measurement window, seconds (virtual).
+    pub window_s: f64,
+    /// Offered load in the window.
+    pub offered: Throughput,
+    /// Packets sent back out in the window.
+    pub throughput: Throughput,
+    /// NIC arrival to wire-out, ns, for packets that arrived in the window.
+    pub latency: LatencySummary,
+    /// Mean ring occupancy as a fraction of capacity (sampled at arrivals).
+    pub ring_occupancy: f64,
+    /// Cycles per packet.
+    pub cycles: Cycles,
+    /// Cache hit rates.
+    pub hit_rates: HitRates,
+    /// DRAM bandwidth.
+    pub memory: MemBw,
+    /// PCIe.
+    pub pcie: PcieReport,
+    /// Drops in the window, by reason.
+    pub drops: BTreeMap<&'static str, u64>,
+    /// Deliveries that came before an earlier packet of the same flow.
+    pub reordered: u64,
+    /// Time cores waited for locks in the window, ns.
+    pub lock_wait_ns: f64,
+    /// The design's device-side metrics.
+    pub device_metrics: BTreeMap<String, f64>,
+    /// The design's driver-side metrics, summed over cores.
+    pub driver_metrics: BTreeMap<String, f64>,
+    /// The app's metrics, summed over cores.
+    pub app_metrics: BTreeMap<String, f64>,
+    /// Whole-run packet accounting (the invariants passed).
+    pub accounting: Accounting,
+    /// Events the engine processed.
+    pub events: u64,
+}
+
+impl fmt::Display for SimReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let pct = |x: f64| format!("{:.1} %", x * 100.0);
+        writeln!(f, "{}", self.setup)?;
+        let row = |f: &mut fmt::Formatter<'_>, k: &str, v: String| writeln!(f, "  {k:<26} {v}");
+        row(f, "window", format!("{:.3} ms (virtual)", self.window_s * 1e3))?;
+        row(f, "offered", format!("{:.2} Gbps  {:.3} Mpps", self.offered.gbps_wire, self.offered.mpps))?;
+        row(
+            f,
+            "throughput (sent out)",
+            format!("{:.2} Gbps  {:.3} Mpps", self.throughput.gbps_wire, self.throughput.mpps),
+        )?;
+        let l = &self.latency;
+        row(
+            f,
+            "latency ns",
+            format!("mean {:.0}  p50 {}  p99 {}  p99.9 {}  ({} samples)", l.mean, l.p50, l.p99, l.p999, l.count),
+        )?;
+        row(f, "ring occupancy", pct(self.ring_occupancy))?;
+        let phases: Vec<String> = self.cycles.phases.iter().map(|(k, v)| format!("{k} {v:.0}")).collect();
+        row(f, "cycles/packet", format!("{:.0}  ({})", self.cycles.total, phases.join(", ")))?;
+        row(
+            f,
+            "sync share / idle share",
+            format!("{} / {}", pct(self.cycles.sync_share), pct(self.cycles.idle_share)),
+        )?;
+        let h = &self.hit_rates;
+        row(f, "CPU hit rate L1/L2/LLC", format!("{} / {} / {}", pct(h.l1), pct(h.l2), pct(h.llc)))?;
+        row(f, "NIC LLC hit rate wr/rd", format!("{} / {}", pct(h.nic_write), pct(h.nic_read)))?;
+        row(f, "memory GB/s rd/wr", format!("{:.2} / {:.2}", self.memory.read_gbs, self.memory.write_gbs))?;
+        let p = &self.pcie;
+        row(
+            f,
+            "PCIe to host",
+            format!("util {}  goodput {:.2} Gbps", pct(p.to_host.utilisation), p.to_host.goodput_gbps),
+        )?;
+        row(
+            f,
+            "PCIe to device",
+            format!("util {}  goodput {:.2} Gbps", pct(p.to_device.utilisation), p.to_device.goodput_gbps),
+        )?;
+        row(f, "PCIe read latency", format!("{:.0} ns", p.read_latency_ns))?;
+        let drops: Vec<String> = self.drops.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        row(f, "drops", if drops.is_empty() { "none".into() } else { drops.join(", ") })?;
+        row(f, "reordered", self.reordered.to_string())?;
+        row(f, "lock wait", format!("{:.0} ns", self.lock_wait_ns))?;
+        for (name, m) in
+            [("device", &self.device_metrics), ("driver", &self.driver_metrics), ("app", &self.app_metrics)]
+        {
+            if !m.is_empty() {
+                let v: Vec<String> = m.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                row(f, &format!("{name} metrics"), v.join(", "))?;
+            }
+        }
+        let a = &self.accounting;
+        row(
+            f,
+            "run accounting",
+            format!(
+                "offered {} = delivered {} + dropped {} + queued {}; sent {}",
+                a.offered,
+                a.delivered,
+                a.dropped.values().sum::<u64>(),
+                a.queued,
+                a.sent
+            ),
+        )?;
+        row(f, "events", self.events.to_string())
+    }
+}
+
+/// `part / whole`, or 0 when `whole` is 0.
+pub fn ratio(part: f64, whole: f64) -> f64 {
+    if whole > 0.0 { part / whole } else { 0.0 }
+}

@@ -1,0 +1,54 @@
+//! End-to-end runs of the simulator: privRing and echo through the public API.
+
+use sim::{SimConfig, SimError, run};
+use traffic::{GenConfig, Rate, SizeSpec};
+
+fn config(cores: usize, gbps: f64, size: usize, micros: u64) -> SimConfig {
+    let mut cfg = SimConfig {
+        traffic: GenConfig { size: SizeSpec::Fixed(size), flows: 64, rate: Rate::Gbps(gbps), ..GenConfig::default() },
+        duration_ps: micros * 1_000_000,
+        warmup_ps: micros * 100_000,
+        ..SimConfig::default()
+    };
+    cfg.iface.cores = cores;
+    cfg
+}
+
+#[test]
+fn privring_echo_forwards_everything_at_moderate_load() {
+    let r = run(&config(2, 10.0, 1518, 300)).unwrap();
+    println!("{r}");
+    assert!(r.drops.is_empty(), "{:?}", r.drops);
+    assert!((r.throughput.gbps_wire - r.offered.gbps_wire).abs() / r.offered.gbps_wire < 0.02, "{r}");
+    assert!(r.latency.count > 100 && r.latency.p50 > 500 && r.latency.p50 < 20_000, "{r}");
+    assert_eq!(r.accounting.offered, r.accounting.delivered);
+    assert_eq!(r.accounting.sent, r.accounting.delivered);
+    assert!(r.cycles.total > 50.0, "{r}");
+}
+
+#[test]
+fn same_config_same_report() {
+    let cfg = config(4, 40.0, 64, 100);
+    let a = serde_json::to_string(&run(&cfg).unwrap()).unwrap();
+    let b = serde_json::to_string(&run(&cfg).unwrap()).unwrap();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn bad_inputs_are_named() {
+    let err = |cfg: SimConfig| run(&cfg).unwrap_err().to_string();
+    let mut c = config(1, 1.0, 64, 10);
+    c.profile = "r999".into();
+    assert!(err(c).contains("known: r640-silver4216"));
+    let c = config(17, 1.0, 64, 10);
+    assert!(err(c).contains("17 cores requested but profile r640-silver4216 has 16"));
+    let mut c = config(1, 1.0, 64, 10);
+    c.ddio_ways = Some(12);
+    assert!(err(c).contains("12 DDIO ways exceed the LLC's 11 ways"));
+    let mut c = config(1, 1.0, 64, 10);
+    c.design = "shring".into();
+    assert!(matches!(run(&c), Err(SimError::UnknownDesign(_))));
+    let mut c = config(1, 1.0, 64, 10);
+    c.warmup_ps = c.duration_ps;
+    assert!(err(c).contains("--warmup"));
+}
