@@ -143,11 +143,26 @@ pub struct IfaceConfig {
     pub prefetch: PrefetchParams,
     /// Largest receive burst a driver call returns (DPDK's 32).
     pub burst: usize,
+    /// shRing: cores sharing one Rx ring (000 §4, "N"); the effective degree is `min(share, cores)`,
+    /// which must divide `cores`.
+    pub share: usize,
+    /// Batched RxList: packets per multi-packet descriptor (000 §4.4, Figure 5b); a power of two.
+    pub list_batch: u32,
+    /// Dynamic shRing: the controller's switching thresholds (000 §4.5-4.6).
+    pub dynamic: crate::shring::dynamic::Thresholds,
+    /// rxBisect: entries of each allocation (Ax) ring (001 §4.5); a power of two, at least
+    /// [`crate::rxbisect::AX_MIN`].
+    pub ax: u32,
+    /// rxBisect: entries of each bisected reception (Bx) ring (001 §4.5).
+    pub bx: RingSize,
+    /// rxBisect: how the NIC picks an Ax ring when the linked one is empty (001 §4.1).
+    pub ax_policy: crate::rxbisect::AxPolicy,
 }
 
 impl Default for IfaceConfig {
     /// One core, 1 Ki rings (DPDK sample apps' default Rx ring, shRing §2.2), a 256-buffer cache (DPDK
-    /// l3fwd's `MEMPOOL_CACHE_SIZE`), bursts of 32.
+    /// l3fwd's `MEMPOOL_CACHE_SIZE`), bursts of 32; shRing/8 (000 §4), batches of 4 packets per RxList
+    /// descriptor (000 Figure 5b), 128-entry Ax and 1 Ki-entry Bx rings (001 §4.5).
     fn default() -> Self {
         IfaceConfig {
             cores: 1,
@@ -157,6 +172,12 @@ impl Default for IfaceConfig {
             layout: BufLayout::default(),
             prefetch: PrefetchParams::default(),
             burst: 32,
+            share: 8,
+            list_batch: 4,
+            dynamic: crate::shring::dynamic::Thresholds::default(),
+            ax: 128,
+            bx: RingSize::new(1024).expect("power of two"),
+            ax_policy: crate::rxbisect::AxPolicy::default(),
         }
     }
 }
@@ -199,6 +220,26 @@ pub trait DeviceSide: Send {
     fn metrics(&self) -> Metrics {
         Metrics::new()
     }
+
+    /// A periodic measurement from the engine (dynamic shRing's controller input, 000 §4.5). Designs
+    /// that adapt at run time override this; others ignore it.
+    fn sample(&mut self, _sample: &Sample) {}
+}
+
+/// What an engine measured over one sampling period (000 §4.6 samples every 10 ms), fed to
+/// [`DeviceSide::sample`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Sample {
+    /// Length of the period in nanoseconds.
+    pub period_ns: u64,
+    /// Received throughput over the period, bits per second (the NIC's byte counters).
+    pub rx_bits_per_s: f64,
+    /// Memory bandwidth over the period, bytes per second (Intel PCM in the paper); `None` when the
+    /// engine cannot measure it (the live engine).
+    pub mem_bytes_per_s: Option<f64>,
+    /// Per core, the mean time between its successive rx calls over the period, in nanoseconds (a core
+    /// that made no call reports the period). An overloaded core calls rarely (000 §4.5).
+    pub rx_gap_ns: Vec<f64>,
 }
 
 /// A core's side of a design.

@@ -4,26 +4,46 @@
 //! Read in this order: [`probe`] (how code reports its memory traffic), [`design`] (the device and driver
 //! traits), [`privring`] (the reference design, built from [`desc`], [`cqring`], [`txring`] and
 //! [`doorbell`]), then the memory it runs on: [`arena`], [`pool`], [`core`] and [`packet`].
+//!
+//! The other designs: [`shring`] (RxArr, RxList, batched RxList, dynamic), [`rxbisect`] and [`corec`],
+//! built from [`slots`], [`txset`], [`bitmap`] and [`spinlock`]; [`designs`] lists them all by name.
 
 pub mod arena;
+pub mod bitmap;
 pub mod core;
+pub mod corec;
 pub mod cqring;
 pub mod desc;
 pub mod design;
+pub mod designs;
 pub mod doorbell;
 pub mod packet;
 pub mod pool;
 pub mod privring;
 pub mod probe;
 pub mod ringsize;
+pub mod rxbisect;
+pub mod shring;
+pub mod slots;
+pub mod spinlock;
 pub mod sync;
 pub mod txring;
+pub mod txset;
+
+#[cfg(all(test, loom))]
+mod loom_tests;
 
 pub use crate::core::{CoreCtx, CoreId};
 pub use arena::{Arena, BufId, BufLayout, Owner};
-pub use design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, Drops, IfaceConfig, Metrics, Occupancy};
+pub use corec::Corec;
+pub use design::{
+    ConfigError, Design, DeviceSide, DriverSide, DropReason, Drops, IfaceConfig, Metrics, Occupancy, Sample,
+};
+pub use designs::DESIGN_NAMES;
 pub use packet::Packet;
 pub use pool::SharedPool;
 pub use privring::PrivRing;
 pub use probe::{Access, NoProbe, Phase, Probe};
 pub use ringsize::RingSize;
+pub use rxbisect::{AxPolicy, RxBisect};
+pub use shring::{arr::RxArr, batched::BatchedRxList, dynamic::Dynamic, list::RxList};
