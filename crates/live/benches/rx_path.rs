@@ -1,0 +1,93 @@
+#![allow(missing_docs)] // criterion_group! generates an undocumented public function.
+
+//! The per-packet cost of privRing's receive path between two threads (one NIC thread, one worker, 64 B
+//! packets, bursts of 32), against the floor for handing a packet between cores: a bare single-producer
+//! single-consumer ring of packet pointers (`rtrb`), measured in the same run (issue 3).
+//!
+//! The privRing path is measured twice: with the live engine's `NoProbe`, whose methods are empty inline
+//! functions, and with a `CountingProbe` that does something on every report. The gap between the two
+//! is what the probe calls would cost if they did not compile away.
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use ifaces::probe::CountingProbe;
+use ifaces::{Arena, BufLayout, CoreCtx, Design, DeviceSide, DriverSide, IfaceConfig, NoProbe, PrivRing, Probe, SharedPool};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const FRAME: [u8; 60] = [0x5a; 60];
+
+/// Deliver `n` packets from this thread (the NIC) to a worker thread that receives and frees them.
+fn privring<P: Probe + Default>(n: u64) -> Duration {
+    let cfg = IfaceConfig::default();
+    let pool = SharedPool::new(Arc::new(Arena::new("bench", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap()));
+    let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
+    let mut drv = drivers.pop().unwrap();
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let core = CoreCtx::new(0, cfg.cache, &pool);
+            let mut p = P::default();
+            let mut rx = Vec::with_capacity(cfg.burst);
+            let mut got = 0;
+            while got < n {
+                got += drv.rx_burst(&mut p, &core, &mut rx, cfg.burst) as u64;
+                rx.clear();
+            }
+            drv.teardown(&core);
+        });
+        let mut p = P::default();
+        let mut sent = 0;
+        while sent < n {
+            if dev.rx(&mut p, 0, 0, &FRAME).is_ok() {
+                sent += 1;
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    });
+    start.elapsed()
+}
+
+/// Hand `n` packet pointers from this thread to a consumer thread through an SPSC ring of 1 Ki slots.
+fn spsc(n: u64) -> Duration {
+    let (mut tx, mut rx) = rtrb::RingBuffer::<usize>::new(1024);
+    let start = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let mut got = 0;
+            while got < n {
+                if let Ok(chunk) = rx.read_chunk(rx.slots().min(32)) {
+                    got += chunk.len() as u64;
+                    chunk.commit_all();
+                } else {
+                    std::hint::spin_loop();
+                }
+            }
+        });
+        let mut sent = 0u64;
+        while sent < n {
+            if tx.push(FRAME.as_ptr() as usize + sent as usize).is_ok() {
+                sent += 1;
+            } else {
+                std::hint::spin_loop();
+            }
+        }
+    });
+    start.elapsed()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("rx_path_64B");
+    g.throughput(Throughput::Elements(1));
+    g.bench_function("spsc_pointer_ring", |b| b.iter_custom(spsc));
+    g.bench_function("privring_noprobe", |b| b.iter_custom(privring::<NoProbe>));
+    g.bench_function("privring_countingprobe", |b| b.iter_custom(privring::<CountingProbe>));
+    g.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
+    targets = bench
+}
+criterion_main!(benches);

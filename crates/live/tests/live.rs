@@ -1,0 +1,73 @@
+//! Live runs end to end: short, with every invariant checked by the engine itself.
+
+use apps::AppParams;
+use ifaces::{IfaceConfig, RingSize};
+use live::{LiveConfig, LiveError, Pace, Traffic};
+use std::time::Duration;
+use traffic::{GenConfig, SizeSpec};
+
+fn config(cores: usize, pace: Pace) -> LiveConfig {
+    LiveConfig {
+        design: "privring".into(),
+        iface: IfaceConfig { cores, ring: RingSize::new(256).unwrap(), ..IfaceConfig::default() },
+        app: "echo".into(),
+        app_params: AppParams::new(),
+        traffic: Traffic::Generate(GenConfig { flows: 32, ..GenConfig::default() }),
+        pace,
+        duration: Duration::from_millis(150),
+        warmup: Duration::from_millis(20),
+    }
+}
+
+#[test]
+fn one_core_echo_keeps_every_invariant() {
+    let r = live::run(&config(1, Pace::Pps(200_000.0))).unwrap();
+    assert_eq!(r.invariants.len(), 4);
+    let rx: u64 = r.per_core.iter().map(|c| c.rx).sum();
+    assert!(rx > 0, "the worker received nothing");
+    assert!(r.offered.mpps > 0.0);
+    assert!(r.latency.count > 0, "no packet was timed");
+}
+
+#[test]
+fn more_workers_than_cpus_run_unpinned_and_stay_correct() {
+    let mut cfg = config(5, Pace::Max);
+    cfg.traffic = Traffic::Generate(GenConfig { flows: 64, size: SizeSpec::Imix, ..GenConfig::default() });
+    let r = live::run(&cfg).unwrap();
+    assert_eq!(r.per_core.len(), 5);
+    if !r.pinned {
+        assert!(r.warnings.iter().any(|w| w.contains("unpinned")));
+    }
+}
+
+#[test]
+fn fwd_and_pcap_replay() {
+    let dir = std::env::temp_dir().join(format!("rxlab-live-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.pcap");
+    let mut g = traffic::Generator::new(&GenConfig { flows: 8, ..GenConfig::default() }).unwrap();
+    g.to_trace(traffic::Stop::Count(500)).write(&path, traffic::OutputFormat::default()).unwrap();
+    let mut cfg = config(2, Pace::Pps(100_000.0));
+    cfg.app = "fwd".into();
+    cfg.traffic = Traffic::Pcap(path);
+    let r = live::run(&cfg).unwrap();
+    assert!(r.latency.count > 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_options_name_the_option() {
+    let mut cfg = config(1, Pace::Max);
+    cfg.design = "nosuch".into();
+    let e = live::run(&cfg).unwrap_err().to_string();
+    assert!(e.contains("--iface") && e.contains("privring"), "{e}");
+    let mut cfg = config(1, Pace::Max);
+    cfg.duration = Duration::ZERO;
+    assert!(matches!(live::run(&cfg), Err(LiveError::Option { option: "duration", .. })));
+    let mut cfg = config(1, Pace::Max);
+    cfg.app = "nosuch".into();
+    assert!(live::run(&cfg).unwrap_err().to_string().contains("unknown app"));
+    let mut cfg = config(1, Pace::Max);
+    cfg.iface.burst = 1000;
+    assert!(live::run(&cfg).unwrap_err().to_string().contains("--burst"));
+}
