@@ -109,6 +109,7 @@ impl Claim {
 
 impl Design for Corec {
     const NAME: &'static str = "corec";
+    const PER_FLOW_ORDER: bool = false;
     type Device = CorecDevice;
     type Driver = CorecDriver;
 
@@ -159,14 +160,7 @@ impl DeviceSide for CorecDevice {
             return Err(DropReason::NoRxDescriptor);
         }
         let d = self.prefetch.get(p, ring, self.next, tail);
-        // Relaxed: ordered by the doorbell acquire above.
-        let (addr, cap) = (d.addr.load(Ordering::Relaxed) as usize, d.cap.load(Ordering::Relaxed) as usize);
-        if frame.len() > cap {
-            return Err(DropReason::TooLong);
-        }
-        let id = self.arena.id_of(addr).expect("COREC descriptor points outside the buffer arena");
-        p.touch(addr, frame.len(), Access::Write);
-        self.arena.dma_write(id, 0, frame);
+        slots::dma_into(p, &self.arena, d, frame)?;
         p.touch(d as *const _ as usize, 16, Access::Write);
         // Release: the packet (and the buffer's hand-off) is visible to the worker that sees DD.
         d.cap.store(DD | frame.len() as u32, Ordering::Release);

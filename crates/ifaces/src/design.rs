@@ -265,6 +265,9 @@ pub trait DriverSide: Send {
 pub trait Design {
     /// Name on the command line (`--iface`).
     const NAME: &'static str;
+    /// Whether the design delivers each flow's packets in order (DESIGN.md, "Invariants"). COREC does
+    /// not: its cores claim batches of one shared queue concurrently (003 §3.4).
+    const PER_FLOW_ORDER: bool = true;
     /// The NIC side.
     type Device: DeviceSide;
     /// One core's side.

@@ -4,12 +4,13 @@
 use anyhow::{Result, anyhow};
 use apps::AppParams;
 use clap::{Args, ValueEnum};
+use ifaces::shring::dynamic::Thresholds;
 use ifaces::{IfaceConfig, RingSize};
 use live::{LiveConfig, Pace, Traffic};
 use std::path::PathBuf;
 use std::time::Duration;
-use traffic::units::parse_duration_ns;
 use traffic::sizes::SizeDist;
+use traffic::units::parse_duration_ns;
 use traffic::{GenConfig, Rate, SizeSpec};
 
 /// Which engine drives the design.
@@ -50,6 +51,27 @@ pub struct RunArgs {
     /// Per-core buffer cache (DPDK mempool cache).
     #[arg(long, default_value_t = 256)]
     cache: usize,
+    /// shRing: cores sharing one Rx ring (must divide --cores).
+    #[arg(long, default_value_t = 8)]
+    share: usize,
+    /// Batched RxList: packets per multi-packet descriptor.
+    #[arg(long, default_value_t = 4)]
+    list_batch: u32,
+    /// rxBisect: entries of each allocation (Ax) ring (at least 64, the vendor minimum).
+    #[arg(long, default_value_t = 128)]
+    ax: u32,
+    /// rxBisect: entries of each bisected reception (Bx) ring.
+    #[arg(long, default_value = "1024")]
+    bx: String,
+    /// rxBisect: Ax ring the NIC uses when the linked one is empty: `random` or `round-robin`.
+    #[arg(long, default_value = "random")]
+    ax_policy: String,
+    /// Dynamic shRing: throughput threshold for switching to shared rings, Gbps (shRing §4.6: 170).
+    #[arg(long, default_value_t = 170.0)]
+    switch_gbps: f64,
+    /// Dynamic shRing: memory-bandwidth threshold, GiB/s (shRing §4.6: 25).
+    #[arg(long, default_value_t = 25.0)]
+    switch_mem: f64,
     /// Frame size with FCS: 64..=1518, `imix`, `dc` or `pcap:FILE`.
     #[arg(long, default_value = "64")]
     size: String,
@@ -93,6 +115,12 @@ pub fn run(a: RunArgs) -> Result<()> {
         tx_ring: flag("tx-ring", a.tx_ring.parse::<RingSize>())?,
         cache: a.cache,
         burst: a.burst,
+        share: a.share,
+        list_batch: a.list_batch,
+        ax: a.ax,
+        bx: flag("bx", a.bx.parse::<RingSize>())?,
+        ax_policy: flag("ax-policy", a.ax_policy.parse())?,
+        dynamic: Thresholds { gbps: a.switch_gbps, mem_gib_per_s: a.switch_mem, ..Thresholds::default() },
         ..IfaceConfig::default()
     };
     let gen_cfg = GenConfig { seed: a.seed, size, flows: a.flows, ..GenConfig::default() };

@@ -10,7 +10,9 @@
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ifaces::probe::CountingProbe;
-use ifaces::{Arena, BufLayout, CoreCtx, Design, DeviceSide, DriverSide, IfaceConfig, NoProbe, PrivRing, Probe, SharedPool};
+use ifaces::{
+    Arena, BufLayout, CoreCtx, Design, DeviceSide, DriverSide, IfaceConfig, NoProbe, PrivRing, Probe, SharedPool,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,7 +21,8 @@ const FRAME: [u8; 60] = [0x5a; 60];
 /// Deliver `n` packets from this thread (the NIC) to a worker thread that receives and frees them.
 fn privring<P: Probe + Default>(n: u64) -> Duration {
     let cfg = IfaceConfig::default();
-    let pool = SharedPool::new(Arc::new(Arena::new("bench", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap()));
+    let pool =
+        SharedPool::new(Arc::new(Arena::new("bench", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap()));
     let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
     let mut drv = drivers.pop().unwrap();
     let start = Instant::now();

@@ -3,7 +3,12 @@
 //! left: workers release their rings' buffers and exit). An abort flag ends everything early if a thread
 //! panics, so nobody waits forever.
 
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
+
+/// A counter alone in its cache line, written by one worker and read by the NIC thread.
+#[derive(Debug, Default)]
+#[repr(align(64))]
+struct Padded(AtomicU64);
 
 /// Phase of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,6 +26,7 @@ pub enum Phase {
 #[derive(Debug, Default)]
 pub struct Control {
     workers: usize,
+    polls: Box<[Padded]>,
     phase: AtomicU8,
     quiesced: AtomicUsize,
     abort: AtomicBool,
@@ -29,7 +35,18 @@ pub struct Control {
 impl Control {
     /// Control for a run with `workers` worker threads.
     pub fn new(workers: usize) -> Control {
-        Control { workers, ..Control::default() }
+        Control { workers, polls: (0..workers).map(|_| Padded::default()).collect(), ..Control::default() }
+    }
+
+    /// Worker `core` has made `n` rx calls so far (a relaxed store: the NIC only samples the count).
+    #[inline]
+    pub fn publish_polls(&self, core: usize, n: u64) {
+        self.polls[core].0.store(n, Ordering::Relaxed);
+    }
+
+    /// Rx calls each worker has made so far.
+    pub fn polls(&self) -> impl Iterator<Item = u64> + '_ {
+        self.polls.iter().map(|p| p.0.load(Ordering::Relaxed))
     }
 
     /// Number of worker threads.

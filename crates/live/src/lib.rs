@@ -17,4 +17,4 @@ pub mod worker;
 
 pub use nic::Pace;
 pub use report::LiveReport;
-pub use run::{DESIGNS, LiveConfig, LiveError, Traffic, run, run_design};
+pub use run::{LiveConfig, LiveError, Traffic, run, run_design};

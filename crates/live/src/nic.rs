@@ -5,6 +5,7 @@
 use crate::control::{Control, Phase};
 use crate::sink::Sink;
 use crate::source::Prebuilt;
+use ifaces::design::Sample;
 use ifaces::{DeviceSide, Drops, NoProbe, Probe};
 use std::time::Duration;
 use wire::{IndirectionTable, Stamp};
@@ -52,6 +53,41 @@ const RX_BATCH: usize = 32;
 const TX_BUDGET: usize = 64;
 /// Occupancy is sampled every this many loop iterations.
 const SAMPLE_EVERY: u32 = 256;
+/// The device's controller (dynamic shRing) gets a [`Sample`] this often: shRing §4.6's 10 ms.
+const SAMPLE_PERIOD_NS: u64 = 10_000_000;
+
+/// Builds the periodic [`Sample`]s of shRing §4.5 from the NIC's byte counter and the workers' rx calls.
+#[derive(Debug, Default)]
+struct Sampler {
+    at_ns: u64,
+    rx_bytes: u64,
+    polls: Vec<u64>,
+}
+
+impl Sampler {
+    /// A sample for the period ending at `now`, if one is due.
+    fn due(&mut self, now: u64, rx_bytes: u64, ctl: &Control) -> Option<Sample> {
+        if now < self.at_ns + SAMPLE_PERIOD_NS {
+            return None;
+        }
+        let period = now - self.at_ns;
+        let polls: Vec<u64> = ctl.polls().collect();
+        self.polls.resize(polls.len(), 0);
+        let rx_gap_ns = polls
+            .iter()
+            .zip(&self.polls)
+            .map(|(&n, &before)| period as f64 / n.saturating_sub(before).max(1) as f64)
+            .collect();
+        let s = Sample {
+            period_ns: period,
+            rx_bits_per_s: (rx_bytes - self.rx_bytes) as f64 * 8.0 * 1e9 / period as f64,
+            mem_bytes_per_s: None,
+            rx_gap_ns,
+        };
+        (self.at_ns, self.rx_bytes, self.polls) = (now, rx_bytes, polls);
+        Some(s)
+    }
+}
 
 /// Run the NIC thread to the end of the run; returns its counters (the sink is filled in place).
 pub fn nic_loop<D: DeviceSide>(
@@ -67,6 +103,7 @@ pub fn nic_loop<D: DeviceSide>(
     let mut st = NicStats::default();
     let (mut next, n) = (0usize, src.frames.len());
     let (mut samples, mut occ_sum, mut iter) = (0u64, 0.0f64, 0u32);
+    let (mut sampler, mut rx_bytes) = (Sampler::default(), 0u64);
     loop {
         let now = p.now_ns();
         if now >= timing.end_ns || ctl.aborted() {
@@ -74,7 +111,9 @@ pub fn nic_loop<D: DeviceSide>(
         }
         let due = match pace {
             Pace::Max => RX_BATCH,
-            Pace::Pps(pps) => ((now as f64 * pps / 1e9) as u64).saturating_sub(st.offered).min(RX_BATCH as u64) as usize,
+            Pace::Pps(pps) => {
+                ((now as f64 * pps / 1e9) as u64).saturating_sub(st.offered).min(RX_BATCH as u64) as usize
+            }
         };
         let in_window = now >= timing.warmup_ns;
         for _ in 0..due {
@@ -83,8 +122,9 @@ pub fn nic_loop<D: DeviceSide>(
             if let Some(at) = f.stamp_at {
                 Stamp { seq: st.offered, tx_ns: now }.write(&mut f.bytes[at..]);
             }
-            if let Err(reason) = device.rx(&mut p, reta.queue(f.hash), f.hash, &f.bytes) {
-                st.drops.add(reason);
+            match device.rx(&mut p, reta.queue(f.hash), f.hash, &f.bytes) {
+                Ok(()) => rx_bytes += (f.bytes.len() + wire::frame::FCS_LEN) as u64,
+                Err(reason) => st.drops.add(reason),
             }
             st.offered += 1;
             if in_window {
@@ -94,10 +134,15 @@ pub fn nic_loop<D: DeviceSide>(
         }
         device.tx(&mut p, &mut |frame: &[u8]| sink.on_frame(frame, now), TX_BUDGET);
         iter = iter.wrapping_add(1);
-        if iter % SAMPLE_EVERY == 0 && in_window {
-            let o = device.occupancy();
-            occ_sum += o.used as f64 / o.capacity.max(1) as f64;
-            samples += 1;
+        if iter.is_multiple_of(SAMPLE_EVERY) {
+            if in_window {
+                let o = device.occupancy();
+                occ_sum += o.used as f64 / o.capacity.max(1) as f64;
+                samples += 1;
+            }
+            if let Some(s) = sampler.due(now, rx_bytes, ctl) {
+                device.sample(&s);
+            }
         }
     }
     st.occupancy = occ_sum / samples.max(1) as f64;
@@ -109,7 +154,13 @@ pub fn nic_loop<D: DeviceSide>(
 
 /// Keep transmitting until every ring is empty and every worker has confirmed it holds nothing, then
 /// until every transmitted packet has left; then tell the workers to tear down.
-fn drain<D: DeviceSide>(device: &mut D, ctl: &Control, sink: &mut Sink, p: &mut NoProbe, limit: Duration) -> Option<String> {
+fn drain<D: DeviceSide>(
+    device: &mut D,
+    ctl: &Control,
+    sink: &mut Sink,
+    p: &mut NoProbe,
+    limit: Duration,
+) -> Option<String> {
     let deadline = p.now_ns() + limit.as_nanos() as u64;
     let workers_done = |ctl: &Control, want: usize| ctl.quiesced() >= want;
     let tx = |device: &mut D, sink: &mut Sink, p: &mut NoProbe| {

@@ -105,11 +105,7 @@ impl fmt::Display for LiveReport {
             if drops.is_empty() { String::new() } else { format!(" ({})", drops.join(", ")) }
         )?;
         let l = &self.latency;
-        writeln!(
-            f,
-            "  latency ns  mean {:.0}  p50 {}  p99 {}  p99.9 {}  max {}",
-            l.mean, l.p50, l.p99, l.p999, l.max
-        )?;
+        writeln!(f, "  latency ns  mean {:.0}  p50 {}  p99 {}  p99.9 {}  max {}", l.mean, l.p50, l.p99, l.p999, l.max)?;
         writeln!(f, "  occupancy   {:.1} % of ring capacity", self.occupancy * 100.0)?;
         writeln!(
             f,

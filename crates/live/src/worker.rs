@@ -48,6 +48,7 @@ pub fn worker_loop<D: DriverSide, A: App>(
     loop {
         let n = driver.rx_burst(&mut p, &core, &mut rx, burst);
         st.polls += 1;
+        ctl.publish_polls(core_id, st.polls);
         if n > 0 {
             st.rx += n as u64;
             app.process(&mut p, &core, &mut rx, &mut tx);
