@@ -45,9 +45,9 @@ impl<D: Design> Bench<D> {
         Bench { dev, drivers, cores, frame: [0x5a; 64] }
     }
 
-    /// One round: a burst per core; returns packets received.
+    /// One round: a burst per core; returns packets received. `after` runs after each driver call.
     #[inline]
-    fn round<P: Probe>(&mut self, p: &mut P) -> usize {
+    fn round<P: Probe>(&mut self, p: &mut P, mut after: impl FnMut(&mut P)) -> usize {
         let mut got = 0;
         for c in 0..CORES {
             for i in 0..BURST {
@@ -56,6 +56,8 @@ impl<D: Design> Bench<D> {
             let mut out = Vec::with_capacity(BURST);
             got += self.drivers[c].rx_burst(p, &self.cores[c], &mut out, BURST);
             black_box(&out);
+            drop(out);
+            after(p);
         }
         got
     }
@@ -104,12 +106,9 @@ impl Probe for PhaseClock {
     fn unlock(&mut self, _: usize) {}
     fn phase(&mut self, phase: Phase) -> Phase {
         self.settle();
-        // Leaving the outermost driver phase returns to the device's time.
-        let prev = self.current.replace(phase);
-        if phase == Phase::Rx && prev.is_none() {
-            return Phase::Rx;
-        }
-        prev.unwrap_or(Phase::Rx)
+        // The outermost driver phase "returns" to Rx; the bench resets to the device's time after each
+        // driver call (see `round`).
+        self.current.replace(phase).unwrap_or(Phase::Rx)
     }
     fn now_ns(&self) -> u64 {
         0
@@ -121,20 +120,21 @@ fn measure<D: Design>(rounds: usize) -> (f64, f64) {
     let mut b = Bench::<D>::new();
     let p = &mut NoProbe::default();
     for _ in 0..rounds / 10 {
-        b.round(p);
+        b.round(p, |_| ());
     }
     let t = Instant::now();
     let mut pkts = 0;
     for _ in 0..rounds {
-        pkts += b.round(p);
+        pkts += b.round(p, |_| ());
     }
     let ns = t.elapsed().as_nanos() as f64 / pkts as f64;
     let mut clock = PhaseClock { last: tsc(), ..PhaseClock::default() };
+    let outside = |c: &mut PhaseClock| {
+        c.settle();
+        c.current = None;
+    };
     for _ in 0..rounds {
-        // Each round starts outside any driver phase.
-        clock.current = None;
-        b.round(&mut clock);
-        clock.settle();
+        b.round(&mut clock, outside);
     }
     let total: u64 = clock.cycles.iter().sum();
     (ns, clock.cycles[PhaseClock::index(Some(Phase::Sync))] as f64 / total as f64)
@@ -145,7 +145,7 @@ fn bench_one<D: Design>(c: &mut Criterion) {
     g.throughput(Throughput::Elements((CORES * BURST) as u64));
     let mut b = Bench::<D>::new();
     let p = &mut NoProbe::default();
-    g.bench_function(D::NAME, |it| it.iter(|| b.round(p)));
+    g.bench_function(D::NAME, |it| it.iter(|| b.round(p, |_| ())));
     g.finish();
 }
 

@@ -30,7 +30,7 @@ use crate::pool::{PoolCache, SharedPool};
 use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
 use crate::slots;
-use crate::sync::{Arc, Ordering};
+use crate::sync::Arc;
 use crate::txring::TxDriver;
 use crate::txset::TxSet;
 use std::collections::VecDeque;
@@ -258,14 +258,7 @@ impl DeviceSide for RxBisectDevice {
         let ax = &mut self.ax[a];
         let idx = ax.next;
         let d = ax.prefetch.get(p, &ax.ring, idx, ax.ring.doorbell.read());
-        // Relaxed: ordered by the doorbell acquire above.
-        let (addr, cap) = (d.addr.load(Ordering::Relaxed) as usize, d.cap.load(Ordering::Relaxed) as usize);
-        if frame.len() > cap {
-            return Err(DropReason::TooLong);
-        }
-        let id = self.arena.id_of(addr).expect("rxBisect Ax descriptor points outside the buffer arena");
-        p.touch(addr, frame.len(), Access::Write);
-        self.arena.dma_write(id, 0, frame);
+        let addr = slots::dma_into(p, &self.arena, d, frame)?;
         ax.next = idx.wrapping_add(1);
         let link = ax.link;
         self.bx[b].push(p, bxe(addr, a, idx, frame.len(), hash));

@@ -3,14 +3,29 @@
 //! buffer array (003 Listing 2 lines 26-28). Posting, swapping a filled buffer for a fresh one, and
 //! taking posted buffers back at teardown, with the ownership hand-offs each step makes.
 
-use crate::arena::{BufId, Owner};
+use crate::arena::{Arena, BufId, Owner};
 use crate::core::CoreCtx;
-use crate::desc::DescRing;
-use crate::design::ConfigError;
+use crate::desc::{DescRing, RxDesc};
+use crate::design::{ConfigError, DropReason};
 use crate::packet::Packet;
 use crate::pool::PoolCache;
 use crate::probe::{Access, NoProbe, Probe};
 use crate::sync::Ordering;
+
+/// The device writes `frame` into the buffer descriptor `d` points to (a DMA write), or says it does not
+/// fit. Returns the buffer's data address.
+#[inline]
+pub fn dma_into<P: Probe>(p: &mut P, arena: &Arena, d: &RxDesc, frame: &[u8]) -> Result<usize, DropReason> {
+    // Relaxed: the caller acquired the doorbell (or list append) that published the descriptor.
+    let (addr, cap) = (d.addr.load(Ordering::Relaxed) as usize, d.cap.load(Ordering::Relaxed) as usize);
+    if frame.len() > cap {
+        return Err(DropReason::TooLong);
+    }
+    let id = arena.id_of(addr).expect("descriptor points outside the buffer arena");
+    p.touch(addr, frame.len(), Access::Write);
+    arena.dma_write(id, 0, frame);
+    Ok(addr)
+}
 
 /// Post buffer `id`, which the caller holds, in descriptor `i` (`Core -> Posted`).
 #[inline]

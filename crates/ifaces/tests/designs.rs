@@ -402,3 +402,24 @@ fn a_descheduled_corec_worker_stalls_the_tail_and_reorders() {
     assert_eq!(report.extent.max, 15);
     rig.drain_and_teardown();
 }
+
+#[test]
+fn bad_configurations_name_their_option() {
+    fn err<D: Design>(cfg: IfaceConfig) -> &'static str {
+        let arena = Arena::new("t", D::buffers_needed(&cfg).min(4096), BufLayout::default()).unwrap();
+        D::build(&cfg, &SharedPool::new(Arc::new(arena))).map(|_| ()).unwrap_err().option
+    }
+    assert_eq!(err::<RxArr>(IfaceConfig { cores: 6, share: 4, ..small() }), "share");
+    assert_eq!(err::<Dynamic>(IfaceConfig { cores: 6, share: 4, ..small() }), "share");
+    assert_eq!(err::<RxBisect>(IfaceConfig { ax: 32, ..small() }), "ax");
+    assert_eq!(err::<RxBisect>(IfaceConfig { ax: 100, ..small() }), "ax");
+    assert_eq!(err::<BatchedRxList>(IfaceConfig { list_batch: 3, ..small() }), "list-batch");
+    assert_eq!(err::<BatchedRxList>(IfaceConfig { list_batch: 16, ..small() }), "list-batch");
+    assert!(RingSize::new(1000).is_err(), "|Bx| is a RingSize: a power of two by construction");
+    // COREC with one worker is allowed.
+    let cfg = IfaceConfig { cores: 1, ..small() };
+    let mut rig = Rig::<Corec>::new(&cfg);
+    rig.send(0).unwrap();
+    assert_eq!(rig.poll(0, 8), vec![0]);
+    rig.drain_and_teardown();
+}

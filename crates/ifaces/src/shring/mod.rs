@@ -23,9 +23,9 @@ use crate::desc::DescRing;
 use crate::design::{ConfigError, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::packet::Packet;
 use crate::pool::{PoolCache, SharedPool};
-use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
+use crate::probe::{NoProbe, Phase, Probe, in_phase};
 use crate::slots;
-use crate::sync::{Arc, Ordering};
+use crate::sync::Arc;
 use crate::txring::TxDriver;
 use crate::txset::TxSet;
 use wire::QueueId;
@@ -176,14 +176,7 @@ impl<N: NicOrder> DeviceSide for ShDevice<N> {
             return Err(DropReason::CompletionRingFull);
         }
         let d = group.ring().desc((at.desc * self.segs + at.seg) as usize);
-        // Relaxed: the doorbell the NIC acquired in `peek` orders the descriptor's contents.
-        let (addr, cap) = (d.addr.load(Ordering::Relaxed) as usize, d.cap.load(Ordering::Relaxed) as usize);
-        if frame.len() > cap {
-            return Err(DropReason::TooLong);
-        }
-        let id = self.arena.id_of(addr).expect("shRing descriptor points outside the buffer arena");
-        p.touch(addr, frame.len(), Access::Write);
-        self.arena.dma_write(id, 0, frame);
+        slots::dma_into(p, &self.arena, d, frame)?;
         let last = group.advance(member);
         cq.push(p, cqe(at, frame.len(), hash, last));
         Ok(())
