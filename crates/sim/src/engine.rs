@@ -91,6 +91,17 @@ struct Counters {
     rx_events: u64,
 }
 
+impl Counters {
+    /// Count a core step that did work, if it started in the window.
+    fn charge(&mut self, win: &Window, t: u64, step: &Step) {
+        if win.contains(t) {
+            for (b, p) in self.busy_ps.iter_mut().zip(step.phase_ps) {
+                *b += p;
+            }
+        }
+    }
+}
+
 /// The measurement window [start, end) in ps.
 #[derive(Debug, Clone, Copy)]
 struct Window(u64, u64);
@@ -343,33 +354,54 @@ pub fn run_design<D: Design, A: App>(
                 probe.phase(Phase::App);
                 apps[i].process(&mut probe, ctx, &mut st.rx, &mut st.tx);
                 c.app_dropped += (n as u64).saturating_sub(st.tx.len() as u64);
-                let queued = drivers[i].tx_burst(&mut probe, ctx, &mut st.tx);
-                let step = probe.finish();
                 c.delivered += n as u64;
-                if queued > 0 {
-                    schedule_tx(&mut q, &mut nic, step.doorbell_at.unwrap_or(step.end).max(t));
+                if win.contains(t) {
+                    c.delivered_win += n as u64;
                 }
-                if n > 0 || queued > 0 {
-                    if win.contains(t) {
-                        c.delivered_win += n as u64;
-                        for (b, p) in c.busy_ps.iter_mut().zip(step.phase_ps) {
-                            *b += p;
-                        }
-                    }
+                if !st.tx.is_empty() {
+                    // The transmit burst runs when the app's work is done, so the NIC cannot see the
+                    // packets before the core's virtual time reaches them.
+                    let step = probe.finish();
+                    c.charge(&win, t, &step);
+                    st.scheduled = Some(step.end);
+                    q.push(step.end, Event::CoreTx(i as u16));
+                    continue;
+                }
+                drivers[i].tx_burst(&mut probe, ctx, &mut st.tx);
+                let step = probe.finish();
+                if n > 0 {
+                    c.charge(&win, t, &step);
                     let next = step.end.max(t + 1);
                     st.scheduled = Some(next);
                     q.push(next, Event::Core(i as u16));
-                } else {
-                    let period = (step.end - t).max(m.cycle_ps);
-                    st.idle = Some((t, period));
-                    let idle_everywhere =
-                        arrivals_done && pending.is_none() && device.occupancy().used == 0 && device.tx_pending() == 0;
-                    if !idle_everywhere {
-                        let next = t + (RECHECK_PS / period).max(1) * period;
-                        st.scheduled = Some(next);
-                        q.push(next, Event::Core(i as u16));
-                    }
+                    continue;
                 }
+                let period = (step.end - t).max(m.cycle_ps);
+                st.idle = Some((t, period));
+                let idle_everywhere =
+                    arrivals_done && pending.is_none() && device.occupancy().used == 0 && device.tx_pending() == 0;
+                if !idle_everywhere {
+                    let next = t + (RECHECK_PS / period).max(1) * period;
+                    st.scheduled = Some(next);
+                    q.push(next, Event::Core(i as u16));
+                }
+            }
+            Event::CoreTx(i) => {
+                let i = usize::from(i);
+                let st = &mut core_state[i];
+                if st.scheduled != Some(t) {
+                    continue;
+                }
+                let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
+                let queued = drivers[i].tx_burst(&mut probe, &ctxs[i], &mut st.tx);
+                let step = probe.finish();
+                c.charge(&win, t, &step);
+                if queued > 0 {
+                    schedule_tx(&mut q, &mut nic, step.doorbell_at.unwrap_or(step.end).max(t));
+                }
+                let next = step.end.max(t + 1);
+                st.scheduled = Some(next);
+                q.push(next, Event::Core(i as u16));
             }
         }
     }

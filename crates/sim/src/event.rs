@@ -11,8 +11,10 @@ pub enum Event {
     NicRx,
     /// The NIC's transmit engine runs.
     NicTx,
-    /// A core polls.
+    /// A core polls: receive burst and app.
     Core(u16),
+    /// A core runs its transmit burst for what the app produced in its last poll.
+    CoreTx(u16),
     /// The measurement window opens (end of warm-up).
     WindowStart,
     /// The measurement window closes (end of the offered traffic).
@@ -39,7 +41,8 @@ impl Slot {
             Event::NicTx => 1,
             Event::WindowStart => 2,
             Event::WindowEnd => 3,
-            Event::Core(c) => 4 + u32::from(c),
+            Event::Core(c) => 4 + 2 * u32::from(c),
+            Event::CoreTx(c) => 5 + 2 * u32::from(c),
         })
     }
 
@@ -49,7 +52,8 @@ impl Slot {
             1 => Event::NicTx,
             2 => Event::WindowStart,
             3 => Event::WindowEnd,
-            c => Event::Core((c - 4) as u16),
+            c if c % 2 == 0 => Event::Core(((c - 4) / 2) as u16),
+            c => Event::CoreTx(((c - 5) / 2) as u16),
         }
     }
 }
@@ -87,8 +91,12 @@ mod tests {
         q.push(1, Event::NicTx);
         q.push(5, Event::NicRx);
         q.push(5, Event::Core(0));
+        q.push(5, Event::CoreTx(7));
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
-        assert_eq!(order, [(1, Event::NicTx), (5, Event::Core(3)), (5, Event::NicRx), (5, Event::Core(0))]);
-        assert_eq!(q.processed, 4);
+        assert_eq!(
+            order,
+            [(1, Event::NicTx), (5, Event::Core(3)), (5, Event::NicRx), (5, Event::Core(0)), (5, Event::CoreTx(7))]
+        );
+        assert_eq!(q.processed, 5);
     }
 }

@@ -1,0 +1,131 @@
+//! The engine's queueing against closed form (issue 6, "Validation"; formulas in reference/hardware.md):
+//! Poisson arrivals, per-packet service times injected through `Probe::work` by a test app, privRing
+//! with bursts of one packet so that a core serves one packet at a time.
+//!
+//! The hardware's fixed latencies (NIC pipeline, PCIe, wire) are set to zero so that sojourn time is
+//! queueing plus service; the driver's own per-packet cost is measured by the run (cycles per packet)
+//! and included in the service time the formulas use. Mean sojourn is compared with Pollaczek-Khinchine
+//! (M/G/1, exact for exponential or deterministic service plus a constant), p99 with M/M/1's
+//! exponential sojourn.
+
+use apps::App;
+use ifaces::{CoreCtx, Packet, Probe};
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp1};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use sim::{Arrivals, Profile, SimConfig, SimReport, Wake, run_design};
+use traffic::{GenConfig, Rate, SizeSpec, Steering};
+
+/// Mean service time injected per packet, ns.
+const SERVICE_NS: f64 = 10_000.0;
+/// Packets per run: enough for the mean and p99 to settle within a few percent at utilisation 0.5.
+const PACKETS: f64 = 200_000.0;
+
+/// A test app: each packet costs a fixed or exponentially distributed number of cycles.
+struct Service {
+    rng: Xoshiro256PlusPlus,
+    mean_cycles: f64,
+    exponential: bool,
+}
+
+impl App for Service {
+    fn process<'c, P: Probe>(&mut self, p: &mut P, _: &'c CoreCtx, rx: &mut Vec<Packet<'c>>, tx: &mut Vec<Packet<'c>>) {
+        for pkt in rx.drain(..) {
+            let x: f64 = if self.exponential { Exp1.sample(&mut self.rng) } else { 1.0 };
+            p.work((x * self.mean_cycles).round() as u32);
+            tx.push(pkt);
+        }
+    }
+}
+
+/// The R640 with the NIC, PCIe and wire made instantaneous.
+fn zero_latency_profile() -> Profile {
+    let mut p = Profile::r640_silver4216();
+    p.pcie.read_base_ns = 0.0;
+    p.pcie.read_per_byte_ns = 0.0;
+    p.nic.mpps = 1e6;
+    p.nic.port_gbps = 1e6;
+    p
+}
+
+/// Run `cores` cores at utilisation `rho` each (of the injected service alone).
+fn run(cores: usize, rho: f64, exponential: bool) -> (SimReport, f64) {
+    let profile = zero_latency_profile();
+    let rate_mpps = rho * cores as f64 / SERVICE_NS * 1e3;
+    let duration_ps = (PACKETS / (rate_mpps * 1e6) * 1e12) as u64;
+    let steering = if cores > 1 { Steering::RssEven { queues: cores } } else { Steering::None };
+    let mut cfg = SimConfig {
+        traffic: GenConfig {
+            size: SizeSpec::Fixed(64),
+            flows: 64 * cores,
+            rate: Rate::Mpps(rate_mpps),
+            steering,
+            seed: 7,
+            ..GenConfig::default()
+        },
+        arrivals: Arrivals::Poisson,
+        duration_ps,
+        warmup_ps: duration_ps / 20,
+        seed: 11,
+        ..SimConfig::default()
+    };
+    cfg.iface.cores = cores;
+    cfg.iface.burst = 1;
+    let mean_cycles = SERVICE_NS * profile.cpu.freq_ghz;
+    let apps = (0..cores)
+        .map(|i| Service { rng: Xoshiro256PlusPlus::seed_from_u64(100 + i as u64), mean_cycles, exponential })
+        .collect();
+    let r = run_design::<ifaces::PrivRing, _>(&cfg, &profile, apps, Wake::OwnQueue).unwrap();
+    assert!(r.drops.is_empty(), "{r}");
+    let service_ns = r.cycles.total / profile.cpu.freq_ghz;
+    (r, service_ns)
+}
+
+/// Mean sojourn of M/G/1 with arrival rate `lambda` (per ns), service mean `s` and second moment `s2`.
+fn pollaczek_khinchine(lambda: f64, s: f64, s2: f64) -> f64 {
+    let rho = lambda * s;
+    s + lambda * s2 / (2.0 * (1.0 - rho))
+}
+
+fn within(got: f64, want: f64, tol: f64) -> bool {
+    (got - want).abs() / want <= tol
+}
+
+/// Rate of packets per ns that each core sees.
+fn lambda_per_core(r: &SimReport, cores: usize) -> f64 {
+    r.offered.mpps / 1e3 / cores as f64
+}
+
+#[test]
+fn m_m_1() {
+    let (r, s) = run(1, 0.5, true);
+    let lambda = lambda_per_core(&r, 1);
+    // Service = exponential(SERVICE) + the driver's constant: second moment SERVICE^2 + s^2.
+    let mean = pollaczek_khinchine(lambda, s, SERVICE_NS * SERVICE_NS + s * s);
+    let p99 = (100f64).ln() / (1.0 / s - lambda);
+    println!("M/M/1: mean {:.0} vs {mean:.0} ns, p99 {} vs {p99:.0} ns\n{r}", r.latency.mean, r.latency.p99);
+    assert!(within(r.latency.mean, mean, 0.04), "mean {} vs {mean}", r.latency.mean);
+    assert!(within(r.latency.p99 as f64, p99, 0.05), "p99 {} vs {p99}", r.latency.p99);
+}
+
+#[test]
+fn m_d_1() {
+    let (r, s) = run(1, 0.7, false);
+    let lambda = lambda_per_core(&r, 1);
+    let mean = pollaczek_khinchine(lambda, s, s * s);
+    println!("M/D/1: mean {:.0} vs {mean:.0} ns\n{r}", r.latency.mean);
+    assert!(within(r.latency.mean, mean, 0.04), "mean {} vs {mean}", r.latency.mean);
+}
+
+#[test]
+fn c_independent_m_m_1_queues() {
+    let c = 4;
+    let (r, s) = run(c, 0.5, true);
+    let lambda = lambda_per_core(&r, c);
+    let mean = pollaczek_khinchine(lambda, s, SERVICE_NS * SERVICE_NS + s * s);
+    // Each of the c queues is M/M/1 fed lambda/c: P(T > t) = exp(-(mu - lambda/c) t).
+    let p99 = (100f64).ln() / (1.0 / s - lambda);
+    println!("{c} x M/M/1: mean {:.0} vs {mean:.0} ns, p99 {} vs {p99:.0} ns\n{r}", r.latency.mean, r.latency.p99);
+    assert!(within(r.latency.mean, mean, 0.04), "mean {} vs {mean}", r.latency.mean);
+    assert!(within(r.latency.p99 as f64, p99, 0.05), "p99 {} vs {p99}", r.latency.p99);
+}
