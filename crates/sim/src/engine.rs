@@ -6,8 +6,9 @@
 //!   `rx` runs then, and the next arrival is drawn;
 //! - the NIC transmit engine: runs when a doorbell reaches it and while packets are queued; `tx` puts
 //!   packets on the wire, where latency (from NIC arrival) and throughput are measured;
-//! - cores: each poll runs `rx_burst`, the app and `tx_burst` to completion with a [`SimProbe`], and
-//!   the core's next poll is when that work would have finished. A poll that finds nothing puts the core
+//! - cores: a poll runs `rx_burst` and the app with a [`SimProbe`]; `tx_burst` runs as its own event
+//!   when that work would have finished (so the NIC never sees packets before the core's time reaches
+//!   them), and the next poll follows when the transmit burst ends. A poll that finds nothing puts the core
 //!   to sleep: it wakes when the NIC delivers to a queue it serves (or after [`RECHECK_PS`]), at the next
 //!   instant of its idle polling rhythm, so idle polling costs no events yet stays in phase.
 //!
