@@ -511,7 +511,6 @@ pub fn run_design<D: Design, A: App>(
             read_latency_ns: snap.read_latency_ns,
         },
         drops: drops_win,
-        reordered: 0,
         lock_wait_ns: snap.lock_wait_ps as f64 / 1e3,
         device_metrics,
         driver_metrics,

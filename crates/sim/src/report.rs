@@ -104,8 +104,6 @@ pub struct SimReport {
     pub pcie: PcieReport,
     /// Drops in the window, by reason.
     pub drops: BTreeMap<&'static str, u64>,
-    /// Deliveries that came before an earlier packet of the same flow.
-    pub reordered: u64,
     /// Time cores waited for locks in the window, ns.
     pub lock_wait_ns: f64,
     /// The design's device-side metrics.
@@ -164,7 +162,6 @@ impl fmt::Display for SimReport {
         row(f, "PCIe read latency", format!("{:.0} ns", p.read_latency_ns))?;
         let drops: Vec<String> = self.drops.iter().map(|(k, v)| format!("{k} {v}")).collect();
         row(f, "drops", if drops.is_empty() { "none".into() } else { drops.join(", ") })?;
-        row(f, "reordered", self.reordered.to_string())?;
         row(f, "lock wait", format!("{:.0} ns", self.lock_wait_ns))?;
         for (name, m) in
             [("device", &self.device_metrics), ("driver", &self.driver_metrics), ("app", &self.app_metrics)]
