@@ -10,8 +10,8 @@
 //! bug (a buffer freed twice, a completion reclaimed twice) and panics with the buffer and both states,
 //! instead of letting two agents touch the same bytes. The CAS also orders the bytes: the NIC's DMA write
 //! happens-before its `Posted -> Filled` release store, which the core's `Filled -> Core` acquire reads.
-//! This module is the only place that turns a buffer id into a slice, and it does so only for the agent
-//! that holds the buffer.
+//! The device reaches bytes here ([`Arena::dma_write`], [`Arena::dma_read`]) only while it holds the
+//! buffer; a core reaches them only through the unique [`crate::Packet`] that holds it.
 
 #![allow(unsafe_code)]
 
@@ -277,28 +277,6 @@ impl Arena {
         r
     }
 
-    /// The data room of `id`.
-    ///
-    /// # Safety
-    /// The caller must hold `id` as [`Owner::Core`] and be the only holder (a unique [`crate::Packet`]),
-    /// with no live mutable slice to the same buffer.
-    #[inline]
-    pub(crate) unsafe fn bytes(&self, id: BufId) -> &[u8] {
-        // SAFETY: in range; exclusivity is the caller's contract.
-        unsafe { std::slice::from_raw_parts(self.data_addr(id) as *const u8, self.layout.data_room()) }
-    }
-
-    /// The data room of `id`, writable.
-    ///
-    /// # Safety
-    /// As [`Arena::bytes`], and no other slice of this buffer may be live.
-    #[inline]
-    #[allow(clippy::mut_from_ref)]
-    pub(crate) unsafe fn bytes_mut(&self, id: BufId) -> &mut [u8] {
-        // SAFETY: in range; exclusivity is the caller's contract.
-        unsafe { std::slice::from_raw_parts_mut(self.data_addr(id) as *mut u8, self.layout.data_room()) }
-    }
-
     /// Count buffers by owner: `[free, core, posted, filled, tx]`. Used by the end-of-run invariant.
     pub fn census(&self) -> [u32; 5] {
         let mut c = [0u32; 5];
@@ -342,8 +320,9 @@ mod tests {
         assert!(a.dma_write(b, 0, &[1, 2, 3]));
         assert_eq!(a.owner(b), Owner::Filled);
         a.transfer(b, Owner::Filled, Owner::Core);
-        // SAFETY: this test holds the buffer as Core.
-        assert_eq!(unsafe { &a.bytes(b)[..3] }, &[1, 2, 3]);
+        a.transfer(b, Owner::Core, Owner::Tx);
+        a.dma_read(b, 3, |d| assert_eq!(d, &[1, 2, 3]));
+        assert_eq!(a.owner(b), Owner::Core);
         assert_eq!(a.home(b), 7);
     }
 

@@ -16,12 +16,18 @@ pub struct CoreCtx {
     id: CoreId,
     arena: Arc<Arena>,
     cache: RefCell<PoolCache>,
+    returned: RefCell<Vec<u64>>,
 }
 
 impl CoreCtx {
     /// A core with a buffer cache of `cache_size` over `pool`.
     pub fn new(id: CoreId, cache_size: usize, pool: &Arc<SharedPool>) -> CoreCtx {
-        CoreCtx { id, arena: pool.arena().clone(), cache: RefCell::new(PoolCache::new(id, cache_size, pool.clone())) }
+        CoreCtx {
+            id,
+            arena: pool.arena().clone(),
+            cache: RefCell::new(PoolCache::new(id, cache_size, pool.clone())),
+            returned: RefCell::new(Vec::new()),
+        }
     }
 
     /// This core's index.
@@ -50,6 +56,17 @@ impl CoreCtx {
     pub fn alloc_packet<P: Probe>(&self, p: &mut P) -> Option<crate::Packet<'_>> {
         let id = self.alloc(p)?;
         Some(crate::Packet::from_owned(self, id, 0))
+    }
+
+    /// A lent packet or segment was dropped: keep its token for the design that lent it.
+    pub(crate) fn give_back(&self, token: u64) {
+        self.returned.borrow_mut().push(token);
+    }
+
+    /// Move the tokens of lent memory dropped since the last call into `out` (for the design that lent
+    /// it; see [`crate::packet::Backing::Lent`]).
+    pub fn take_returned(&self, out: &mut Vec<u64>) {
+        out.append(&mut self.returned.borrow_mut());
     }
 
     pub(crate) fn free_unprobed(&self, id: crate::arena::BufId) {

@@ -1,5 +1,10 @@
-//! Packets as apps see them: a view over the bytes of a buffer this core holds, as ixy.rs's `Packet`.
-//! Dropping a packet frees its buffer to the core's cache; transmitting it hands the buffer to the device.
+//! Packets as apps see them: a view over bytes this core holds, as ixy.rs's `Packet`.
+//!
+//! Most packets live in a pool buffer ([`Backing::Buf`]): dropping one frees its buffer to the core's
+//! cache, transmitting one hands the buffer to the device. Some designs lend the core memory that is not a
+//! pool buffer ([`Backing::Lent`]): a stretch of an Ensō pipe, or (as the packet's second segment, its
+//! [`Packet::tail`]) a nicmem payload buffer. Dropping such a packet gives its token back to the core
+//! ([`CoreCtx::take_returned`]), where the design that lent it collects it, e.g. to advance a pipe head.
 
 #![allow(unsafe_code)]
 
@@ -7,54 +12,139 @@ use crate::arena::{BufId, Owner};
 use crate::core::CoreCtx;
 use std::fmt;
 use std::ops::{Deref, DerefMut};
+use std::ptr::NonNull;
 
-/// A received (or freshly allocated) packet. Unique owner of its buffer; not `Send` (it belongs to the
-/// core that holds it).
-pub struct Packet<'c> {
-    id: BufId,
+/// Where a packet's bytes live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backing {
+    /// A pool buffer this core holds as [`Owner::Core`].
+    Buf(BufId),
+    /// Memory a design lent, identified by a token the design chose.
+    Lent(u64),
+}
+
+/// A second segment: bytes of a lent region that follow the first segment on the wire (nicmem's
+/// header/data split puts the payload here).
+#[derive(Debug)]
+struct Tail {
+    ptr: NonNull<u8>,
     len: u32,
+    token: u64,
+}
+
+/// A received (or freshly allocated) packet: the unique holder of its bytes; not `Send` (it belongs to
+/// the core that holds it).
+pub struct Packet<'c> {
+    ptr: NonNull<u8>,
+    len: u32,
+    cap: u32,
+    backing: Backing,
+    tail: Option<Tail>,
     core: &'c CoreCtx,
+}
+
+/// What a transmit path takes over from a packet it consumes: the backing, the first segment's length,
+/// and the tail's token and length if there is one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parts {
+    /// Where the first segment lives.
+    pub backing: Backing,
+    /// Its length.
+    pub len: u32,
+    /// Address of its first byte.
+    pub addr: usize,
+    /// The second segment: token, address and length.
+    pub tail: Option<(u64, usize, u32)>,
 }
 
 impl<'c> Packet<'c> {
     /// Wrap a buffer that `core` holds as [`Owner::Core`], with `len` valid bytes.
     pub(crate) fn from_owned(core: &'c CoreCtx, id: BufId, len: u32) -> Packet<'c> {
         debug_assert_eq!(core.arena().owner(id), Owner::Core);
-        Packet { id, len, core }
+        let arena = core.arena();
+        let cap = arena.layout().data_room() as u32;
+        let ptr = NonNull::new(arena.data_addr(id) as *mut u8).expect("arena memory is not null");
+        Packet { ptr, len: len.min(cap), cap, backing: Backing::Buf(id), tail: None, core }
     }
 
     /// Reclaim a buffer the device filled (`Filled -> Core`): the driver side's way to make a packet once
     /// it has read the completion that names the buffer.
     pub fn reclaim(core: &'c CoreCtx, id: BufId, len: u32) -> Packet<'c> {
         core.arena().transfer(id, Owner::Filled, Owner::Core);
-        Packet { id, len: len.min(core.arena().layout().data_room() as u32), core }
+        Packet::from_owned(core, id, len)
     }
 
-    /// The buffer holding the packet.
-    pub fn buf(&self) -> BufId {
-        self.id
+    /// A packet over `len` bytes of lent memory at `ptr` (room for `cap`), returned as `token` when the
+    /// packet is dropped.
+    ///
+    /// # Safety
+    /// `[ptr, ptr + cap)` must be valid for reads and writes, and no one else (the device included) may
+    /// access it until `token` comes back through [`CoreCtx::take_returned`] or the design's transmit
+    /// path consumes the packet.
+    pub unsafe fn lent(core: &'c CoreCtx, ptr: NonNull<u8>, len: u32, cap: u32, token: u64) -> Packet<'c> {
+        Packet { ptr, len: len.min(cap), cap, backing: Backing::Lent(token), tail: None, core }
+    }
+
+    /// Attach a second segment of `len` bytes at `ptr`, returned as `token` when the packet is dropped.
+    ///
+    /// # Safety
+    /// As [`Packet::lent`], for `[ptr, ptr + len)`.
+    pub unsafe fn attach_tail(&mut self, ptr: NonNull<u8>, len: u32, token: u64) {
+        if let Some(old) = self.tail.replace(Tail { ptr, len, token }) {
+            self.core.give_back(old.token);
+        }
+    }
+
+    /// Where the first segment lives.
+    pub fn backing(&self) -> Backing {
+        self.backing
     }
 
     /// Address of the first byte (for probe reports).
     #[inline]
     pub fn addr(&self) -> usize {
-        self.core.arena().data_addr(self.id)
+        self.ptr.as_ptr() as usize
     }
 
-    /// Address of the buffer's metadata line (DPDK's mbuf header).
+    /// Address of the buffer's metadata line (DPDK's mbuf header); for lent memory, of the first byte.
     #[inline]
     pub fn meta_addr(&self) -> usize {
-        self.core.arena().meta_addr(self.id)
+        match self.backing {
+            Backing::Buf(id) => self.core.arena().meta_addr(id),
+            Backing::Lent(_) => self.addr(),
+        }
     }
 
-    /// Bytes the buffer can hold.
+    /// Bytes the first segment can hold.
     pub fn capacity(&self) -> usize {
-        self.core.arena().layout().data_room()
+        self.cap as usize
     }
 
-    /// Change the packet length (to build or trim a packet); `len` is clamped to the capacity.
+    /// Change the first segment's length (to build or trim a packet); clamped to the capacity.
     pub fn set_len(&mut self, len: usize) {
         self.len = len.min(self.capacity()) as u32;
+    }
+
+    /// The second segment, if the design split the packet (nicmem's payload).
+    pub fn tail(&self) -> Option<&[u8]> {
+        // SAFETY: `attach_tail`'s contract gives this packet exclusive access to the tail's bytes.
+        self.tail.as_ref().map(|t| unsafe { std::slice::from_raw_parts(t.ptr.as_ptr(), t.len as usize) })
+    }
+
+    /// The second segment, writable.
+    pub fn tail_mut(&mut self) -> Option<&mut [u8]> {
+        // SAFETY: as in `tail`, and `&mut self` excludes any other slice of it.
+        self.tail.as_mut().map(|t| unsafe { std::slice::from_raw_parts_mut(t.ptr.as_ptr(), t.len as usize) })
+    }
+
+    /// Address of the second segment, if any.
+    pub fn tail_addr(&self) -> Option<usize> {
+        self.tail.as_ref().map(|t| t.ptr.as_ptr() as usize)
+    }
+
+    /// Bytes on the wire: both segments.
+    pub fn wire_len(&self) -> usize {
+        self.len as usize + self.tail.as_ref().map_or(0, |t| t.len as usize)
     }
 
     /// The core holding this packet.
@@ -62,11 +152,16 @@ impl<'c> Packet<'c> {
         self.core
     }
 
-    /// Give up the packet without freeing it: the caller takes over the buffer (still [`Owner::Core`]).
-    pub(crate) fn into_raw(self) -> (BufId, u32) {
-        let r = (self.id, self.len);
+    /// Give up the packet without releasing anything: the caller (a transmit path) takes over its memory.
+    pub fn into_parts(self) -> Parts {
+        let parts = Parts {
+            backing: self.backing,
+            len: self.len,
+            addr: self.addr(),
+            tail: self.tail.as_ref().map(|t| (t.token, t.ptr.as_ptr() as usize, t.len)),
+        };
         std::mem::forget(self);
-        r
+        parts
     }
 }
 
@@ -74,28 +169,34 @@ impl Deref for Packet<'_> {
     type Target = [u8];
     #[inline]
     fn deref(&self) -> &[u8] {
-        // SAFETY: this packet is the unique holder of the buffer (Owner::Core, not Clone); the only
-        // mutable slice is handed out through `&mut self`.
-        unsafe { &self.core.arena().bytes(self.id)[..self.len as usize] }
+        // SAFETY: this packet is the unique holder of its bytes: a pool buffer it holds as Owner::Core (not
+        // Clone), or lent memory under `lent`'s contract; the only mutable slice needs `&mut self`.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len as usize) }
     }
 }
 
 impl DerefMut for Packet<'_> {
     #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
-        // SAFETY: as in `deref`, and `&mut self` excludes any other slice of this buffer.
-        unsafe { &mut self.core.arena().bytes_mut(self.id)[..self.len as usize] }
+        // SAFETY: as in `deref`, and `&mut self` excludes any other slice of these bytes.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len as usize) }
     }
 }
 
 impl Drop for Packet<'_> {
     fn drop(&mut self) {
-        self.core.free_unprobed(self.id);
+        match self.backing {
+            Backing::Buf(id) => self.core.free_unprobed(id),
+            Backing::Lent(token) => self.core.give_back(token),
+        }
+        if let Some(t) = self.tail.take() {
+            self.core.give_back(t.token);
+        }
     }
 }
 
 impl fmt::Debug for Packet<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Packet(buf {}, {} B, core {})", self.id.0, self.len, self.core.id())
+        write!(f, "Packet({:?}, {} B, core {})", self.backing, self.wire_len(), self.core.id())
     }
 }

@@ -9,7 +9,7 @@
 use crate::arena::{Arena, BufId, Owner};
 use crate::core::CoreCtx;
 use crate::desc::{DescPrefetch, DescRing, PrefetchParams};
-use crate::packet::Packet;
+use crate::packet::{Backing, Packet, Parts};
 use crate::probe::{Access, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
 use crate::sync::{Arc, AtomicU32, Ordering};
@@ -70,7 +70,9 @@ impl TxDriver {
                     self.full_drops += 1;
                     continue;
                 }
-                let (id, len) = pkt.into_raw();
+                let Parts { backing: Backing::Buf(id), len, tail: None, .. } = pkt.into_parts() else {
+                    panic!("a Tx ring sends single pool buffers; this design lent memory it must send itself")
+                };
                 arena.transfer(id, Owner::Core, Owner::Tx);
                 let slot = size.slot(self.tail);
                 self.shared.ring.post(p, slot, arena.data_addr(id), len);
