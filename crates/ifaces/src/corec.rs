@@ -110,6 +110,7 @@ impl Claim {
 impl Design for Corec {
     const NAME: &'static str = "corec";
     const PER_FLOW_ORDER: bool = false;
+    const WAKE: crate::design::Wake = crate::design::Wake::AllCores;
     type Device = CorecDevice;
     type Driver = CorecDriver;
 

@@ -122,6 +122,8 @@ impl DescPrefetch {
             if contiguous < n as usize {
                 p.touch(ring.slot_addr(0), (n as usize - contiguous) * 16, Access::Read);
             }
+            // The device needs this descriptor's buffer address before it can go on.
+            p.depend();
             self.lo = idx;
             self.hi = idx.wrapping_add(n);
             self.stats.fetches += 1;

@@ -31,17 +31,21 @@ pub enum DropReason {
     PipeFull,
     /// The packet is larger than the receive buffer.
     TooLong,
+    /// The NIC's on-chip packet buffer overflowed while the host could not take packets fast enough
+    /// (the simulator's NIC pipeline; the live NIC thread has no such buffer).
+    NicBufferFull,
 }
 
 impl DropReason {
     /// Every reason, in report order.
-    pub const ALL: [DropReason; 6] = [
+    pub const ALL: [DropReason; 7] = [
         DropReason::NoRxDescriptor,
         DropReason::CompletionRingFull,
         DropReason::NoAxBuffer,
         DropReason::BxFull,
         DropReason::PipeFull,
         DropReason::TooLong,
+        DropReason::NicBufferFull,
     ];
 
     /// Short name used in reports.
@@ -53,6 +57,7 @@ impl DropReason {
             DropReason::BxFull => "bx_full",
             DropReason::PipeFull => "pipe_full",
             DropReason::TooLong => "too_long",
+            DropReason::NicBufferFull => "nic_buffer_full",
         }
     }
 }
@@ -201,6 +206,15 @@ impl IfaceConfig {
     }
 }
 
+/// Which cores a delivery concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wake {
+    /// Only the core the queue belongs to (a per-core completion or Bx ring).
+    OwnCore,
+    /// Every core: they all poll one shared queue (COREC).
+    AllCores,
+}
+
 /// The NIC's side of a design.
 pub trait DeviceSide: Send {
     /// A packet arrived and RSS steered it to `queue` (an index below the number of cores) with Toeplitz
@@ -268,6 +282,8 @@ pub trait Design {
     /// Whether the design delivers each flow's packets in order (DESIGN.md, "Invariants"). COREC does
     /// not: its cores claim batches of one shared queue concurrently (003 §3.4).
     const PER_FLOW_ORDER: bool = true;
+    /// Which cores a delivery to a queue concerns, so an engine can wake sleeping cores (the simulator).
+    const WAKE: Wake = Wake::OwnCore;
     /// The NIC side.
     type Device: DeviceSide;
     /// One core's side.

@@ -37,7 +37,7 @@ pub use crate::core::{CoreCtx, CoreId};
 pub use arena::{Arena, BufId, BufLayout, Owner};
 pub use corec::Corec;
 pub use design::{
-    ConfigError, Design, DeviceSide, DriverSide, DropReason, Drops, IfaceConfig, Metrics, Occupancy, Sample,
+    ConfigError, Design, DeviceSide, DriverSide, DropReason, Drops, IfaceConfig, Metrics, Occupancy, Sample, Wake,
 };
 pub use designs::DESIGN_NAMES;
 pub use packet::Packet;

@@ -56,6 +56,12 @@ pub trait Probe {
     /// The agent's current time in nanoseconds (wall clock live, virtual time in the sim).
     fn now_ns(&self) -> u64;
 
+    /// What follows needs the data of the reads reported so far: the device cannot write a buffer before
+    /// the descriptor that points to it has arrived. The simulator makes the agent wait for its
+    /// outstanding reads; elsewhere this is nothing.
+    #[inline(always)]
+    fn depend(&mut self) {}
+
     /// Report a read of the object `v` (its address and size).
     #[inline(always)]
     fn read<T: ?Sized>(&mut self, v: &T) {
