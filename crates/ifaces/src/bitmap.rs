@@ -6,7 +6,7 @@
 //! clears the maximal contiguous run of set bits that starts at the ring's head, word by word with a
 //! find-first-set, and advances the head past it (lines 29-35).
 
-use crate::probe::Probe;
+use crate::probe::{Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
 use crate::sync::{AtomicU64, Ordering};
 
@@ -48,16 +48,18 @@ impl ReuseBitmap {
         batch.bits |= 1 << b;
     }
 
-    /// Publish the collected bits with one atomic OR (Listing 1 lines 25-26).
+    /// Publish the collected bits with one atomic OR (Listing 1 lines 25-26), charged to [`Phase::Sync`].
     #[inline]
     pub fn flush<P: Probe>(&self, p: &mut P, batch: &mut MarkBatch) {
         if let (Some(w), bits) = (batch.word, batch.bits)
             && bits != 0
         {
-            p.atomic(&self.words[w]);
-            // Release: the descriptor the core reposted before marking it is visible to the lock holder
-            // that reads this word with acquire and then hands the descriptor to the device.
-            self.words[w].fetch_or(bits, Ordering::Release);
+            in_phase(p, Phase::Sync, |p| {
+                p.atomic(&self.words[w]);
+                // Release: the descriptor the core reposted before marking it is visible to the lock
+                // holder that reads this word with acquire and then hands the descriptor to the device.
+                self.words[w].fetch_or(bits, Ordering::Release);
+            });
         }
         *batch = MarkBatch::default();
     }

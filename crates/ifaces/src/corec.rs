@@ -271,7 +271,7 @@ impl CorecDriver {
             out.push(slots::swap(p, &q.ring, slot, len, fresh, core));
             q.read_done.mark(p, &mut batch, id);
         }
-        in_phase(p, Phase::Sync, |p| q.read_done.flush(p, &mut batch));
+        q.read_done.flush(p, &mut batch);
         self.advance_tail(p);
         claim.len as usize
     }
