@@ -5,6 +5,7 @@
 
 mod run;
 mod trace;
+mod traffic_args;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -1,6 +1,7 @@
-//! `rxlab run`: one run of one design with one app. With no arguments it runs the built-in default
-//! experiment.
+//! `rxlab run`: one run of one design with one app, in either engine. With no arguments it runs the
+//! built-in default experiment.
 
+use crate::traffic_args::{TrafficArgs, flag};
 use anyhow::{Result, anyhow};
 use apps::AppParams;
 use clap::{Args, ValueEnum};
@@ -9,15 +10,26 @@ use ifaces::{IfaceConfig, RingSize};
 use live::{LiveConfig, Pace, Traffic};
 use std::path::PathBuf;
 use std::time::Duration;
+use traffic::Rate;
 use traffic::sizes::SizeDist;
 use traffic::units::parse_duration_ns;
-use traffic::{GenConfig, Rate, SizeSpec};
 
 /// Which engine drives the design.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Engine {
     /// Real threads on this machine: a software NIC thread and pinned workers.
     Live,
+    /// The deterministic simulation of a whole server (machine profiles).
+    Sim,
+}
+
+/// Arrival process of the simulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ArrivalsArg {
+    /// The generator's own send times.
+    Paced,
+    /// Poisson arrivals at the same mean rate.
+    Poisson,
 }
 
 /// Arguments of `rxlab run`. The defaults are the built-in experiment: privRing with the echo app on
@@ -27,7 +39,7 @@ pub struct RunArgs {
     /// Engine.
     #[arg(long, value_enum, default_value_t = Engine::Live)]
     engine: Engine,
-    /// Receive interface design.
+    /// Receive interface design (see `crates/ifaces/README.md`).
     #[arg(long, default_value = "privring")]
     iface: String,
     /// Network function run on every core.
@@ -72,88 +84,136 @@ pub struct RunArgs {
     /// Dynamic shRing: memory-bandwidth threshold, GiB/s (shRing §4.6: 25).
     #[arg(long, default_value_t = 25.0)]
     switch_mem: f64,
-    /// Frame size with FCS: 64..=1518, `imix`, `dc` or `pcap:FILE`.
-    #[arg(long, default_value = "64")]
-    size: String,
-    /// Offered rate: `10G` (framing included), `5Mpps`, or `max`.
-    #[arg(long, default_value = "max")]
-    rate: String,
-    /// Measured time, e.g. `2s` or `500ms`.
-    #[arg(long, default_value = "1s")]
-    duration: String,
+    #[command(flatten)]
+    traffic: TrafficArgs,
+    /// Offered rate: `10G` (framing included), `5Mpps`, or `max` (live only). Default: `max` live,
+    /// `200G` in the simulator (the papers' two 100 GbE ports).
+    #[arg(long, allow_hyphen_values = true)]
+    rate: Option<String>,
+    /// Time traffic is offered, measured after the warm-up: e.g. `2s` live, `5ms` simulated.
+    #[arg(long)]
+    duration: Option<String>,
     /// Unmeasured warm-up before it.
-    #[arg(long, default_value = "200ms")]
-    warmup: String,
-    /// Number of flows.
-    #[arg(long, default_value_t = 64)]
-    flows: usize,
-    /// Replay this pcap/pcapng instead of generating traffic.
+    #[arg(long)]
+    warmup: Option<String>,
+    /// Replay this pcap/pcapng instead of generating traffic (live).
     #[arg(long)]
     pcap: Option<PathBuf>,
-    /// Seed of the traffic generator.
+    /// Simulator: machine profile.
+    #[arg(long, default_value = "r640-silver4216")]
+    profile: String,
+    /// Simulator: override the profile's DDIO ways (0 turns DDIO off).
+    #[arg(long)]
+    ddio_ways: Option<usize>,
+    /// Simulator: arrival process.
+    #[arg(long, value_enum, default_value_t = ArrivalsArg::Paced)]
+    arrivals: ArrivalsArg,
+    /// Simulator: seed of its own random stream.
     #[arg(long, default_value_t = 1)]
-    seed: u64,
+    sim_seed: u64,
     /// Print one JSON object instead of a table.
     #[arg(long)]
     json: bool,
-}
-
-fn flag<T>(name: &str, parsed: Result<T, String>) -> Result<T> {
-    parsed.map_err(|e| anyhow!("invalid --{name}: {e}"))
 }
 
 fn duration(name: &str, s: &str) -> Result<Duration> {
     flag(name, parse_duration_ns(s)).map(Duration::from_nanos)
 }
 
+impl RunArgs {
+    fn iface(&self) -> Result<IfaceConfig> {
+        Ok(IfaceConfig {
+            cores: self.cores,
+            ring: flag("ring", self.ring.parse::<RingSize>())?,
+            tx_ring: flag("tx-ring", self.tx_ring.parse::<RingSize>())?,
+            cache: self.cache,
+            burst: self.burst,
+            share: self.share,
+            list_batch: self.list_batch,
+            ax: self.ax,
+            bx: flag("bx", self.bx.parse::<RingSize>())?,
+            ax_policy: flag("ax-policy", self.ax_policy.parse())?,
+            dynamic: Thresholds { gbps: self.switch_gbps, mem_gib_per_s: self.switch_mem, ..Thresholds::default() },
+            ..IfaceConfig::default()
+        })
+    }
+
+    fn app_params(&self) -> Result<AppParams> {
+        AppParams::parse(&self.app_params).map_err(|e| anyhow!("invalid --app-params: {e}"))
+    }
+
+    fn times(&self, duration_default: &str, warmup_default: &str) -> Result<(Duration, Duration)> {
+        Ok((
+            duration("duration", self.duration.as_deref().unwrap_or(duration_default))?,
+            duration("warmup", self.warmup.as_deref().unwrap_or(warmup_default))?,
+        ))
+    }
+}
+
 /// Run `rxlab run`.
 pub fn run(a: RunArgs) -> Result<()> {
-    let size: SizeSpec = flag("size", a.size.parse())?;
-    let iface = IfaceConfig {
-        cores: a.cores,
-        ring: flag("ring", a.ring.parse::<RingSize>())?,
-        tx_ring: flag("tx-ring", a.tx_ring.parse::<RingSize>())?,
-        cache: a.cache,
-        burst: a.burst,
-        share: a.share,
-        list_batch: a.list_batch,
-        ax: a.ax,
-        bx: flag("bx", a.bx.parse::<RingSize>())?,
-        ax_policy: flag("ax-policy", a.ax_policy.parse())?,
-        dynamic: Thresholds { gbps: a.switch_gbps, mem_gib_per_s: a.switch_mem, ..Thresholds::default() },
-        ..IfaceConfig::default()
-    };
-    let gen_cfg = GenConfig { seed: a.seed, size, flows: a.flows, ..GenConfig::default() };
-    let pace = match a.rate.trim() {
-        "max" => Pace::Max,
-        r => {
-            let rate: Rate = flag("rate", r.parse())?;
-            Pace::Pps(match rate {
-                Rate::Mpps(m) => m * 1e6,
-                Rate::Gbps(_) => 1e12 / rate.gap_ps(SizeDist::from_spec(&gen_cfg.size)?.mean().round() as usize),
-            })
+    let report = match a.engine {
+        Engine::Live => {
+            let (duration, warmup) = a.times("1s", "200ms")?;
+            let rate = a.rate.as_deref().unwrap_or("max").trim();
+            let parsed: Option<Rate> = (rate != "max").then(|| flag("rate", rate.parse())).transpose()?;
+            // With `max` the NIC thread ignores the generator's rate; any valid one will do.
+            let gen_cfg = a.traffic.config(parsed.unwrap_or(Rate::Gbps(100.0)), Some(a.cores))?;
+            let pace = match parsed {
+                None => Pace::Max,
+                Some(Rate::Mpps(m)) => Pace::Pps(m * 1e6),
+                Some(r) => Pace::Pps(1e12 / r.gap_ps(SizeDist::from_spec(&gen_cfg.size)?.mean().round() as usize)),
+            };
+            let traffic = match &a.pcap {
+                Some(p) => Traffic::Pcap(p.clone()),
+                None => Traffic::Generate(gen_cfg),
+            };
+            let cfg = LiveConfig {
+                design: a.iface.clone(),
+                iface: a.iface()?,
+                app: a.app.clone(),
+                app_params: a.app_params()?,
+                traffic,
+                pace,
+                duration,
+                warmup,
+            };
+            let r = live::run(&cfg)?;
+            (serde_json::to_string_pretty(&r)?, r.to_string())
+        }
+        Engine::Sim => {
+            if a.pcap.is_some() {
+                anyhow::bail!(
+                    "invalid --pcap: the simulator generates its traffic; replay a capture with --engine live"
+                );
+            }
+            let (duration, warmup) = a.times("2ms", "200us")?;
+            let rate = a.rate.as_deref().unwrap_or("200G");
+            if rate.trim() == "max" {
+                anyhow::bail!(
+                    "invalid --rate: `max` is the live NIC thread's pace; give the simulator a rate, e.g. 200G"
+                );
+            }
+            let cfg = sim::SimConfig {
+                profile: a.profile.clone(),
+                ddio_ways: a.ddio_ways,
+                iface: a.iface()?,
+                design: a.iface.clone(),
+                app: a.app.clone(),
+                app_params: a.app_params()?,
+                traffic: a.traffic.config(flag("rate", rate.parse())?, Some(a.cores))?,
+                arrivals: match a.arrivals {
+                    ArrivalsArg::Paced => sim::Arrivals::Paced,
+                    ArrivalsArg::Poisson => sim::Arrivals::Poisson,
+                },
+                duration_ps: (warmup + duration).as_nanos() as u64 * 1000,
+                warmup_ps: warmup.as_nanos() as u64 * 1000,
+                seed: a.sim_seed,
+            };
+            let r = sim::run(&cfg)?;
+            (serde_json::to_string_pretty(&r)?, r.to_string())
         }
     };
-    let traffic = match a.pcap {
-        Some(p) => Traffic::Pcap(p),
-        None => Traffic::Generate(gen_cfg),
-    };
-    let report = match a.engine {
-        Engine::Live => live::run(&LiveConfig {
-            design: a.iface,
-            iface,
-            app: a.app,
-            app_params: AppParams::parse(&a.app_params).map_err(|e| anyhow!("invalid --app-params: {e}"))?,
-            traffic,
-            pace,
-            duration: duration("duration", &a.duration)?,
-            warmup: duration("warmup", &a.warmup)?,
-        })?,
-    };
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!("{report}");
-    }
+    println!("{}", if a.json { report.0 } else { report.1 });
     Ok(())
 }

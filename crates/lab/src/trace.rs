@@ -1,17 +1,14 @@
 //! `rxlab trace`: generate synthetic traces and inspect pcap/pcapng files. Argument parsing and output
 //! formatting only; the work is in the `traffic` crate.
 
-use anyhow::{Context, Result, bail};
+use crate::traffic_args::{TrafficArgs, flag};
+use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use traffic::inspect::InspectOptions;
 use traffic::units::parse_duration_ns;
-use traffic::{
-    Burst, Container, GenConfig, Generator, IpVersion, OutputFormat, Popularity, Rate, Resolution, SizeSpec, Steering,
-    Stop, TraceReader, TraceSummary,
-};
-use wire::L4Proto;
+use traffic::{Container, Generator, OutputFormat, Rate, Resolution, Stop, TraceReader, TraceSummary};
 
 /// Subcommands of `rxlab trace`.
 #[derive(Subcommand)]
@@ -25,16 +22,8 @@ pub enum TraceCommand {
 /// Arguments of `rxlab trace gen`.
 #[derive(Args)]
 pub struct GenArgs {
-    /// Frame size, FCS included: 64..=1518, `imix` (64/570/1518 B at 7:4:1), `dc` (200/1400 B at 1:1,
-    /// the bimodal data-centre mix) or `pcap:FILE` (the sizes of a capture).
-    #[arg(long, default_value = "64")]
-    size: String,
-    /// Number of flows.
-    #[arg(long, default_value_t = 1)]
-    flows: usize,
-    /// Zipf exponent of flow popularity (default: uniform).
-    #[arg(long)]
-    zipf: Option<f64>,
+    #[command(flatten)]
+    traffic: TrafficArgs,
     /// Offered rate: Gbps on the wire with framing (`10G`, `400Mbps`) or packets (`5Mpps`, `500Kpps`).
     #[arg(long, default_value = "10G", allow_hyphen_values = true)]
     rate: String,
@@ -44,33 +33,6 @@ pub struct GenArgs {
     /// Length of the trace instead of a count, e.g. `10ms`.
     #[arg(long, allow_hyphen_values = true)]
     duration: Option<String>,
-    /// On/off bursts `ON:OFF`, e.g. `100us:50us` (bare numbers are microseconds).
-    #[arg(long)]
-    burst: Option<String>,
-    /// Send --target-percent of the packets to this queue (shRing §5.3, rxBisect §6.2); needs --queues.
-    #[arg(long, requires_all = ["target_percent", "queues"])]
-    target_queue: Option<usize>,
-    /// Share of packets for --target-queue, 0..=100.
-    #[arg(long, requires = "target_queue", allow_hyphen_values = true)]
-    target_percent: Option<f64>,
-    /// Frame size of the target queue's packets (the papers use 64 B there and 1500 B elsewhere).
-    #[arg(long, requires = "target_queue")]
-    target_size: Option<usize>,
-    /// Pick flows so that RSS puts the same number on every queue; needs --queues.
-    #[arg(long, conflicts_with = "target_queue", requires = "queues")]
-    rss_even: bool,
-    /// Receive queues for --target-queue or --rss-even (default RSS key, round-robin table).
-    #[arg(long)]
-    queues: Option<usize>,
-    /// TCP instead of UDP.
-    #[arg(long)]
-    tcp: bool,
-    /// IPv6 instead of IPv4.
-    #[arg(long)]
-    ipv6: bool,
-    /// Seed of the random stream: same arguments and seed, same bytes.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
     /// Write pcapng (also implied by a `.pcapng` output name) instead of pcap.
     #[arg(long)]
     pcapng: bool,
@@ -110,9 +72,9 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
 }
 
 fn generate(a: GenArgs) -> Result<()> {
-    let cfg = gen_config(&a)?;
+    let cfg = a.traffic.config(flag("rate", a.rate.parse::<Rate>())?, None)?;
     let stop = match (&a.duration, a.count) {
-        (Some(d), _) => Stop::Duration(flag("--duration", parse_duration_ns(d))?),
+        (Some(d), _) => Stop::Duration(flag("duration", parse_duration_ns(d))?),
         (None, n) => Stop::Count(n.unwrap_or(1000)),
     };
     let pcapng = a.pcapng || a.output.extension().is_some_and(|e| e == "pcapng");
@@ -126,46 +88,8 @@ fn generate(a: GenArgs) -> Result<()> {
     Ok(())
 }
 
-fn gen_config(a: &GenArgs) -> Result<GenConfig> {
-    let steering = match (a.target_queue, a.rss_even, a.queues) {
-        (Some(queue), _, Some(queues)) => {
-            Steering::Target { queues, queue, percent: a.target_percent.unwrap_or(100.0), target_size: a.target_size }
-        }
-        (None, true, Some(queues)) => Steering::RssEven { queues },
-        (None, false, Some(_)) => bail!("--queues needs --target-queue or --rss-even"),
-        _ => Steering::None,
-    };
-    Ok(GenConfig {
-        seed: a.seed,
-        size: flag("--size", a.size.parse::<SizeSpec>())?,
-        flows: a.flows,
-        popularity: a.zipf.map_or(Popularity::Uniform, Popularity::Zipf),
-        proto: if a.tcp { L4Proto::Tcp } else { L4Proto::Udp },
-        ip: if a.ipv6 { IpVersion::V6 } else { IpVersion::V4 },
-        rate: flag("--rate", a.rate.parse::<Rate>())?,
-        burst: a.burst.as_deref().map(parse_burst).transpose().context("--burst")?,
-        steering,
-    })
-}
-
-/// Name the flag in front of a parse error.
-fn flag<T>(name: &str, parsed: Result<T, String>) -> Result<T> {
-    parsed.map_err(|e| anyhow::anyhow!("{name}: {e}"))
-}
-
-/// `ON:OFF` with durations; bare numbers are microseconds.
-fn parse_burst(s: &str) -> Result<Burst> {
-    let (on, off) = s.split_once(':').with_context(|| format!("bad burst '{s}': write ON:OFF, e.g. 100us:50us"))?;
-    let ns = |d: &str| {
-        let d = d.trim();
-        let with_unit = if d.ends_with(|c: char| c.is_ascii_digit()) { format!("{d}us") } else { d.to_string() };
-        parse_duration_ns(&with_unit).map_err(anyhow::Error::msg)
-    };
-    Ok(Burst { on_ns: ns(on)?, off_ns: ns(off)? })
-}
-
 fn inspect(a: InspectArgs) -> Result<()> {
-    let window_ns = flag("--window", parse_duration_ns(&a.window))?;
+    let window_ns = flag("window", parse_duration_ns(&a.window))?;
     let opts = InspectOptions { queues: a.queues, window_ns, top: a.top };
     let summary = traffic::inspect(TraceReader::open(&a.file)?, opts)?;
     if a.json {

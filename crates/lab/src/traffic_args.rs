@@ -1,0 +1,96 @@
+//! The traffic options shared by `rxlab trace gen` and `rxlab run`: one definition, one parser.
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use traffic::units::parse_duration_ns;
+use traffic::{Burst, GenConfig, IpVersion, Popularity, Rate, SizeSpec, Steering};
+use wire::L4Proto;
+
+/// What the synthetic generator sends.
+#[derive(Args, Debug, Clone)]
+pub struct TrafficArgs {
+    /// Frame size, FCS included: 64..=1518, `imix` (64/570/1518 B at 7:4:1), `dc` (200/1400 B at 1:1,
+    /// the bimodal data-centre mix) or `pcap:FILE` (the sizes of a capture).
+    #[arg(long, default_value = "64")]
+    pub size: String,
+    /// Number of flows.
+    #[arg(long, default_value_t = 1024)]
+    pub flows: usize,
+    /// Zipf exponent of flow popularity (default: uniform).
+    #[arg(long)]
+    pub zipf: Option<f64>,
+    /// On/off bursts `ON:OFF`, e.g. `100us:50us` (bare numbers are microseconds).
+    #[arg(long)]
+    pub burst: Option<String>,
+    /// Send --target-percent of the packets to this queue (shRing §5.3, rxBisect §6.2).
+    #[arg(long, requires = "target_percent")]
+    pub target_queue: Option<usize>,
+    /// Share of packets for --target-queue, 0..=100.
+    #[arg(long, requires = "target_queue", allow_hyphen_values = true)]
+    pub target_percent: Option<f64>,
+    /// Frame size of the target queue's packets (the papers use 64 B there and 1500 B elsewhere).
+    #[arg(long, requires = "target_queue")]
+    pub target_size: Option<usize>,
+    /// Pick flows so that RSS puts the same number on every queue.
+    #[arg(long, conflicts_with = "target_queue")]
+    pub rss_even: bool,
+    /// Receive queues for --target-queue or --rss-even (default RSS key, round-robin table; `rxlab run`
+    /// uses --cores when this is not given).
+    #[arg(long)]
+    pub queues: Option<usize>,
+    /// TCP instead of UDP.
+    #[arg(long)]
+    pub tcp: bool,
+    /// IPv6 instead of IPv4.
+    #[arg(long)]
+    pub ipv6: bool,
+    /// Seed of the random stream: same arguments and seed, same bytes.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+impl TrafficArgs {
+    /// The generator configuration at `rate`; steering over `--queues`, else over `default_queues`.
+    pub fn config(&self, rate: Rate, default_queues: Option<usize>) -> Result<GenConfig> {
+        let queues = self.queues.or(default_queues);
+        let steering = match (self.target_queue, self.rss_even, queues) {
+            (Some(queue), _, Some(queues)) => Steering::Target {
+                queues,
+                queue,
+                percent: self.target_percent.unwrap_or(100.0),
+                target_size: self.target_size,
+            },
+            (None, true, Some(queues)) => Steering::RssEven { queues },
+            (Some(_), _, None) | (None, true, None) => bail!("--target-queue and --rss-even need --queues"),
+            (None, false, Some(_)) if self.queues.is_some() => bail!("--queues needs --target-queue or --rss-even"),
+            _ => Steering::None,
+        };
+        Ok(GenConfig {
+            seed: self.seed,
+            size: flag("size", self.size.parse::<SizeSpec>())?,
+            flows: self.flows,
+            popularity: self.zipf.map_or(Popularity::Uniform, Popularity::Zipf),
+            proto: if self.tcp { L4Proto::Tcp } else { L4Proto::Udp },
+            ip: if self.ipv6 { IpVersion::V6 } else { IpVersion::V4 },
+            rate,
+            burst: self.burst.as_deref().map(parse_burst).transpose().context("--burst")?,
+            steering,
+        })
+    }
+}
+
+/// Name the option in front of a parse error: `invalid --NAME: ...`.
+pub fn flag<T>(name: &str, parsed: Result<T, String>) -> Result<T> {
+    parsed.map_err(|e| anyhow!("invalid --{name}: {e}"))
+}
+
+/// `ON:OFF` with durations; bare numbers are microseconds.
+fn parse_burst(s: &str) -> Result<Burst> {
+    let (on, off) = s.split_once(':').with_context(|| format!("bad burst '{s}': write ON:OFF, e.g. 100us:50us"))?;
+    let ns = |d: &str| {
+        let d = d.trim();
+        let with_unit = if d.ends_with(|c: char| c.is_ascii_digit()) { format!("{d}us") } else { d.to_string() };
+        parse_duration_ns(&with_unit).map_err(anyhow::Error::msg)
+    };
+    Ok(Burst { on_ns: ns(on)?, off_ns: ns(off)? })
+}
