@@ -162,12 +162,15 @@ pub struct IfaceConfig {
     pub bx: RingSize,
     /// rxBisect: how the NIC picks an Ax ring when the linked one is empty (001 §4.1).
     pub ax_policy: crate::rxbisect::AxPolicy,
+    /// Ensō: pipe size, pipes per core, notification mode, prefetching, chaotic gap (004 §4-5).
+    pub enso: crate::enso::EnsoConfig,
 }
 
 impl Default for IfaceConfig {
     /// One core, 1 Ki rings (DPDK sample apps' default Rx ring, shRing §2.2), a 256-buffer cache (DPDK
     /// l3fwd's `MEMPOOL_CACHE_SIZE`), bursts of 32; shRing/8 (000 §4), batches of 4 packets per RxList
-    /// descriptor (000 Figure 5b), 128-entry Ax and 1 Ki-entry Bx rings (001 §4.5).
+    /// descriptor (000 Figure 5b), 128-entry Ax and 1 Ki-entry Bx rings (001 §4.5); Ensō's defaults
+    /// ([`crate::enso::EnsoConfig`]).
     fn default() -> Self {
         IfaceConfig {
             cores: 1,
@@ -183,6 +186,7 @@ impl Default for IfaceConfig {
             ax: 128,
             bx: RingSize::new(1024).expect("power of two"),
             ax_policy: crate::rxbisect::AxPolicy::default(),
+            enso: crate::enso::EnsoConfig::default(),
         }
     }
 }

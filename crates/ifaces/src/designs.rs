@@ -13,6 +13,10 @@ pub const DESIGN_NAMES: &[&str] = &[
     crate::shring::dynamic::Dynamic::NAME,
     crate::rxbisect::RxBisect::NAME,
     crate::corec::Corec::NAME,
+    crate::enso::Enso::NAME,
+    crate::enso::EnsoPerPacket::NAME,
+    crate::enso::EnsoPrefetch::NAME,
+    crate::enso::EnsoChaotic::NAME,
 ];
 
 /// The error for a name that is not in [`DESIGN_NAMES`].
@@ -61,6 +65,22 @@ macro_rules! with_design {
             }
             n if n == <$crate::corec::Corec as $crate::Design>::NAME => {
                 type $d = $crate::corec::Corec;
+                Ok($body)
+            }
+            n if n == <$crate::enso::Enso as $crate::Design>::NAME => {
+                type $d = $crate::enso::Enso;
+                Ok($body)
+            }
+            n if n == <$crate::enso::EnsoPerPacket as $crate::Design>::NAME => {
+                type $d = $crate::enso::EnsoPerPacket;
+                Ok($body)
+            }
+            n if n == <$crate::enso::EnsoPrefetch as $crate::Design>::NAME => {
+                type $d = $crate::enso::EnsoPrefetch;
+                Ok($body)
+            }
+            n if n == <$crate::enso::EnsoChaotic as $crate::Design>::NAME => {
+                type $d = $crate::enso::EnsoChaotic;
                 Ok($body)
             }
             other => Err($crate::designs::unknown_design(other)),

@@ -6,7 +6,8 @@
 //! [`doorbell`]), then the memory it runs on: [`arena`], [`pool`], [`core`] and [`packet`].
 //!
 //! The other designs: [`shring`] (RxArr, RxList, batched RxList, dynamic), [`rxbisect`] and [`corec`],
-//! built from [`slots`], [`txset`], [`bitmap`] and [`spinlock`]; [`designs`] lists them all by name.
+//! built from [`slots`], [`txset`], [`bitmap`] and [`spinlock`]; [`enso`] (streaming pipes, 004);
+//! [`designs`] lists them all by name.
 
 pub mod arena;
 pub mod bitmap;
@@ -17,6 +18,7 @@ pub mod desc;
 pub mod design;
 pub mod designs;
 pub mod doorbell;
+pub mod enso;
 pub mod packet;
 pub mod pool;
 pub mod privring;
@@ -40,6 +42,7 @@ pub use design::{
     ConfigError, Design, DeviceSide, DriverSide, DropReason, Drops, IfaceConfig, Metrics, Occupancy, Sample, Wake,
 };
 pub use designs::DESIGN_NAMES;
+pub use enso::{Enso, EnsoChaotic, EnsoPerPacket, EnsoPrefetch};
 pub use packet::Packet;
 pub use pool::SharedPool;
 pub use privring::PrivRing;

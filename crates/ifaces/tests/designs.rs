@@ -221,6 +221,13 @@ proptest! {
 
     #[test]
     fn corec_invariants(s in steps(4)) { run::<Corec>(&small(), &s, false, |_| ()) }
+
+    // Ensō keeps order per flow (a flow goes to one pipe), not per core; every packet here is its own flow.
+    #[test]
+    fn enso_invariants(s in steps(4)) { run::<ifaces::Enso>(&small(), &s, false, |_| ()) }
+
+    #[test]
+    fn enso_per_packet_invariants(s in steps(4)) { run::<ifaces::EnsoPerPacket>(&small(), &s, false, |_| ()) }
 }
 
 /// Two cores sharing one ring (or one rxBisect pool); core 1 polls every `slow_every` rounds, core 0 every

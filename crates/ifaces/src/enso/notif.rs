@@ -1,0 +1,242 @@
+//! Notification buffers (Ensō §4.1, Figure 4): 64-byte entries carrying a pipe id, a new tail and a flag.
+//!
+//! RX: the NIC writes notifications for all the pipes of one thread into that thread's buffer; software
+//! polls this one buffer for all its pipes and advances NotificationHead_SW with an MMIO write. That is a
+//! completion ring exactly ([`crate::cqring`]: the sense-reverse done bit is the flag), so it is one.
+//! Notifications the NIC sends in answer to a Head_SW update or a prefetch request (§4.2) are computed where
+//! the MMIO write happens (see `pipe.rs`) and queued on software's side of the buffer.
+//!
+//! TX (§4.1.1): software enqueues a notification per chunk to send and advances NotificationTail_SW; the NIC
+//! overwrites each notification with a completion once it sent the chunk, flipping its flag.
+
+use crate::cqring::{CqConsumer, CqProducer, completion_ring};
+use crate::doorbell::Doorbell;
+use crate::probe::{Access, Probe};
+use crate::ringsize::RingSize;
+use crate::sync::{Arc, AtomicU32, AtomicU64, Ordering};
+use std::collections::VecDeque;
+
+/// One RX notification: pipe id (local to its buffer) and the new Tail_NIC.
+pub type Notification = (u32, u64);
+
+/// A thread's RX notification buffer: the NIC's half and software's half.
+pub fn rx_notification_buffer(size: RingSize) -> (RxNotifNic, RxNotifSw) {
+    let (prod, cons) = completion_ring(size);
+    (RxNotifNic(prod), RxNotifSw { ring: cons, answered: VecDeque::new(), consumed: 0 })
+}
+
+/// The NIC's half of an RX notification buffer.
+#[derive(Debug)]
+pub struct RxNotifNic(CqProducer);
+
+impl RxNotifNic {
+    /// True if the buffer has no free entry.
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.0.is_full()
+    }
+
+    /// Write a notification (a 64-byte DMA write; the flag's Release publishes it). False if full.
+    #[inline]
+    pub fn push<P: Probe>(&mut self, p: &mut P, (pipe, tail): Notification) -> bool {
+        self.0.push(p, [u64::from(pipe), tail, 0])
+    }
+
+    /// Notifications written so far.
+    pub fn written(&self) -> u32 {
+        self.0.produced()
+    }
+}
+
+/// Software's half of an RX notification buffer.
+#[derive(Debug)]
+pub struct RxNotifSw {
+    ring: CqConsumer,
+    answered: VecDeque<Notification>,
+    consumed: u64,
+}
+
+impl RxNotifSw {
+    /// The NIC's answer to an MMIO write of this thread (an update or a prefetch) arrived.
+    #[inline]
+    pub fn answer(&mut self, n: Notification) {
+        self.answered.push_back(n);
+    }
+
+    /// The next notification, answers first (they are the most recent news), then the ring's.
+    #[inline]
+    pub fn next<P: Probe>(&mut self, p: &mut P) -> Option<Notification> {
+        let n = self.answered.pop_front().or_else(|| self.ring.poll(p).map(|[pipe, tail, _]| (pipe as u32, tail)))?;
+        self.consumed += 1;
+        Some(n)
+    }
+
+    /// Advance NotificationHead_SW (an MMIO write), if notifications were consumed from the ring.
+    #[inline]
+    pub fn ring_doorbell<P: Probe>(&mut self, p: &mut P) {
+        self.ring.ring_doorbell(p)
+    }
+
+    /// Notifications consumed so far (ring and answers).
+    pub fn consumed(&self) -> u64 {
+        self.consumed
+    }
+}
+
+/// A TX notification is pending until the NIC overwrites it with a completion.
+const PENDING: u64 = 1;
+/// The completion's flag value.
+const DONE: u64 = 2;
+
+/// One TX notification: a chunk `[start, end)` of one pipe holding `packets` messages.
+#[derive(Debug, Default)]
+#[repr(C, align(64))]
+struct TxEntry {
+    pipe: AtomicU32,
+    packets: AtomicU32,
+    start: AtomicU64,
+    end: AtomicU64,
+    flag: AtomicU64,
+}
+
+/// What a TX notification asks the NIC to send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxChunk {
+    /// Pipe id, local to the thread.
+    pub pipe: u32,
+    /// First byte.
+    pub start: u64,
+    /// One past the last byte.
+    pub end: u64,
+    /// Messages in the chunk.
+    pub packets: u32,
+}
+
+#[derive(Debug)]
+struct TxShared {
+    size: RingSize,
+    entries: Box<[TxEntry]>,
+    /// NotificationTail_SW.
+    doorbell: Doorbell,
+}
+
+/// A thread's TX notification buffer: software's half and the NIC's half.
+pub fn tx_notification_buffer(size: RingSize) -> (TxNotifSw, TxNotifNic) {
+    let shared = Arc::new(TxShared {
+        size,
+        entries: (0..size.len()).map(|_| TxEntry::default()).collect(),
+        doorbell: Doorbell::new(0),
+    });
+    (TxNotifSw { shared: shared.clone(), tail: 0, done: 0, rung: 0 }, TxNotifNic { shared, head: 0 })
+}
+
+/// Software's half of a TX notification buffer.
+#[derive(Debug)]
+pub struct TxNotifSw {
+    shared: Arc<TxShared>,
+    tail: u32,
+    done: u32,
+    rung: u32,
+}
+
+impl TxNotifSw {
+    /// Enqueue a notification for `chunk`; false if every entry is pending.
+    #[inline]
+    pub fn post<P: Probe>(&mut self, p: &mut P, c: TxChunk) -> bool {
+        if self.tail.wrapping_sub(self.done) >= self.shared.size.get() {
+            return false;
+        }
+        let e = &self.shared.entries[self.shared.size.slot(self.tail)];
+        p.touch(e as *const TxEntry as usize, 64, Access::Write);
+        // Relaxed: the doorbell's Release store publishes the entry to the NIC.
+        e.pipe.store(c.pipe, Ordering::Relaxed);
+        e.packets.store(c.packets, Ordering::Relaxed);
+        e.start.store(c.start, Ordering::Relaxed);
+        e.end.store(c.end, Ordering::Relaxed);
+        e.flag.store(PENDING, Ordering::Relaxed);
+        self.tail = self.tail.wrapping_add(1);
+        true
+    }
+
+    /// Advance NotificationTail_SW (an MMIO write) if notifications were posted since the last call.
+    #[inline]
+    pub fn ring_doorbell<P: Probe>(&mut self, p: &mut P) {
+        if self.rung != self.tail {
+            self.shared.doorbell.ring(p, self.tail);
+            self.rung = self.tail;
+        }
+    }
+
+    /// Take the oldest completion, if the NIC has overwritten that notification.
+    #[inline]
+    pub fn completion<P: Probe>(&mut self, p: &mut P) -> Option<TxChunk> {
+        if self.done == self.tail {
+            return None;
+        }
+        let e = &self.shared.entries[self.shared.size.slot(self.done)];
+        p.touch(e as *const TxEntry as usize, 64, Access::Read);
+        // Acquire: pairs with the NIC's Release of the completion flag: it finished reading the chunk.
+        if e.flag.load(Ordering::Acquire) != DONE {
+            return None;
+        }
+        self.done = self.done.wrapping_add(1);
+        Some(chunk(e))
+    }
+
+    /// Notifications posted and not completed.
+    pub fn in_flight(&self) -> u32 {
+        self.tail.wrapping_sub(self.done)
+    }
+}
+
+/// Read an entry's chunk (Relaxed: the caller acquired the doorbell or the flag that published it).
+fn chunk(e: &TxEntry) -> TxChunk {
+    TxChunk {
+        pipe: e.pipe.load(Ordering::Relaxed),
+        start: e.start.load(Ordering::Relaxed),
+        end: e.end.load(Ordering::Relaxed),
+        packets: e.packets.load(Ordering::Relaxed),
+    }
+}
+
+/// The NIC's half of a TX notification buffer.
+#[derive(Debug)]
+pub struct TxNotifNic {
+    shared: Arc<TxShared>,
+    head: u32,
+}
+
+impl TxNotifNic {
+    /// The oldest pending notification, fetched by DMA once software rang the doorbell (Acquire).
+    #[inline]
+    pub fn peek<P: Probe>(&self, p: &mut P) -> Option<TxChunk> {
+        if self.head == self.shared.doorbell.read() {
+            return None;
+        }
+        let e = &self.shared.entries[self.shared.size.slot(self.head)];
+        p.touch(e as *const TxEntry as usize, 64, Access::Read);
+        Some(chunk(e))
+    }
+
+    /// Overwrite the oldest pending notification with its completion (a 64-byte DMA write).
+    #[inline]
+    pub fn complete<P: Probe>(&mut self, p: &mut P) {
+        let e = &self.shared.entries[self.shared.size.slot(self.head)];
+        p.touch(e as *const TxEntry as usize, 64, Access::Write);
+        // Release: the NIC's reads of the chunk happen before software, acquiring the flag, reuses it.
+        e.flag.store(DONE, Ordering::Release);
+        self.head = self.head.wrapping_add(1);
+    }
+
+    /// Messages in pending notifications (the first one counted whole).
+    pub fn pending_packets(&self) -> u64 {
+        let tail = self.shared.doorbell.read();
+        let mut n = 0;
+        let mut i = self.head;
+        while i != tail {
+            n += u64::from(self.shared.entries[self.shared.size.slot(i)].packets.load(Ordering::Relaxed));
+            i = i.wrapping_add(1);
+        }
+        n
+    }
+}
