@@ -15,9 +15,11 @@ pub mod harness;
 pub mod kvs;
 pub mod l3fwd;
 pub mod lb;
+pub mod logmon;
 pub mod maglev;
 pub mod nat;
 pub mod params;
+pub mod telemetry;
 pub mod workpackage;
 
 pub use params::AppParams;
@@ -58,7 +60,8 @@ pub enum AppError {
 }
 
 /// Names accepted by [`AnyApp::new`].
-pub const APP_NAMES: &[&str] = &["echo", "fwd", "l3fwd", "nat", "lb", "maglev", "workpackage", "kvs"];
+pub const APP_NAMES: &[&str] =
+    &["echo", "fwd", "l3fwd", "nat", "lb", "maglev", "workpackage", "kvs", "telemetry", "logmon"];
 
 /// Any app, chosen at run time by name; dispatches to the concrete app (one `match`, no virtual calls).
 #[derive(Debug)]
@@ -79,6 +82,10 @@ pub enum AnyApp {
     WorkPackage(workpackage::WorkPackage),
     /// [`kvs::Kvs`].
     Kvs(kvs::Kvs),
+    /// [`telemetry::Telemetry`].
+    Telemetry(telemetry::Telemetry),
+    /// [`logmon::LogMon`].
+    LogMon(logmon::LogMon),
 }
 
 impl AnyApp {
@@ -95,6 +102,8 @@ impl AnyApp {
             "maglev" => AnyApp::Maglev(maglev::new(params.reader("maglev"))?),
             "workpackage" => AnyApp::WorkPackage(workpackage::WorkPackage::new(params.reader("workpackage"), core)?),
             "kvs" => AnyApp::Kvs(kvs::Kvs::new(params.reader("kvs"), core, cores)?),
+            "telemetry" => AnyApp::Telemetry(telemetry::Telemetry::new(params.reader("telemetry"), core)?),
+            "logmon" => AnyApp::LogMon(logmon::LogMon::new(params.reader("logmon"))?),
             other => return Err(AppError::Unknown(other.to_string())),
         })
     }
@@ -112,6 +121,8 @@ macro_rules! dispatch {
             AnyApp::Maglev($a) => $e,
             AnyApp::WorkPackage($a) => $e,
             AnyApp::Kvs($a) => $e,
+            AnyApp::Telemetry($a) => $e,
+            AnyApp::LogMon($a) => $e,
         }
     };
 }

@@ -1,0 +1,193 @@
+//! `logmon`: a log monitor in the style of AWS CloudWatch Logs as Ensō §7.3.4 runs it: log lines arrive
+//! in UDP payloads as a byte stream per flow, lines may be split across packets, and a set of regular
+//! expressions from Fail2ban's filters is matched against every line in streaming mode ([`matcher`]).
+//! Matches are counted per pattern; the packets are consumed.
+//!
+//! Parameters: `patterns=FILE` (lines `name regex`; default: the shipped `fail2ban.txt`), `target=NAME`
+//! only the patterns whose name starts with NAME (e.g. `sshd`, as Ensō's per-application targets;
+//! default all), `flows=N` flows tracked per core (default 64K; packets of further flows are matched
+//! statelessly and lines split across their packets are missed).
+
+pub mod lines;
+pub mod matcher;
+
+use crate::params::Reader;
+use crate::{App, AppError, flow};
+use ifaces::probe::Access;
+use ifaces::{CoreCtx, Metrics, Packet, Probe};
+use matcher::{Matcher, Stream};
+use rustc_hash::FxHashMap;
+use wire::FiveTuple;
+
+/// The shipped pattern set.
+pub const FAIL2BAN: &str = include_str!("fail2ban.txt");
+/// Cycles to hash the 5-tuple for the flow-state lookup (FxHash over about 40 bytes).
+const FLOW_HASH_WORK: u32 = 12;
+
+/// The log monitor.
+#[derive(Debug)]
+pub struct LogMon {
+    matcher: Matcher,
+    flows: FxHashMap<FiveTuple, Stream>,
+    max_flows: usize,
+    counts: Vec<u64>,
+    lines: u64,
+    matched_lines: u64,
+    malformed: u64,
+    untracked: u64,
+}
+
+impl LogMon {
+    /// Build from parameters (see the module documentation).
+    pub fn new(mut r: Reader<'_>) -> Result<LogMon, AppError> {
+        let list = match r.path("patterns") {
+            Some(path) => std::fs::read_to_string(&path)
+                .map_err(|e| r.error("patterns", format!("cannot read {}: {e}", path.display())))?,
+            None => FAIL2BAN.to_string(),
+        };
+        let mut patterns = Matcher::parse_list(&list).map_err(|e| r.error("patterns", e))?;
+        if let Some(target) = r.parsed("target", |s| Ok(s.to_string()))? {
+            patterns.retain(|(name, _)| name.starts_with(&target));
+            if patterns.is_empty() {
+                return Err(r.error("target", format!("no pattern name starts with '{target}'")));
+            }
+        }
+        let max_flows = r.count("flows", 65536, 1..=100_000_000)? as usize;
+        let matcher = Matcher::new(&patterns).map_err(|e| r.error("patterns", e))?;
+        r.finish()?;
+        let counts = vec![0; matcher.names().len()];
+        Ok(LogMon {
+            matcher,
+            flows: FxHashMap::default(),
+            max_flows,
+            counts,
+            lines: 0,
+            matched_lines: 0,
+            malformed: 0,
+            untracked: 0,
+        })
+    }
+
+    /// Lines matched by each pattern so far, by pattern name.
+    pub fn matches(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.matcher.names().iter().map(String::as_str).zip(self.counts.iter().copied())
+    }
+}
+
+impl App for LogMon {
+    fn process<'c, P: Probe>(&mut self, p: &mut P, _: &'c CoreCtx, rx: &mut Vec<Packet<'c>>, _: &mut Vec<Packet<'c>>) {
+        let LogMon { matcher, flows, max_flows, counts, lines, matched_lines, malformed, untracked } = self;
+        for mut pkt in rx.drain(..) {
+            let addr = pkt.addr();
+            let Ok(v) = flow::parse(p, &mut pkt) else {
+                *malformed += 1;
+                continue;
+            };
+            p.work(FLOW_HASH_WORK);
+            let mut scratch = matcher.stream();
+            let tracked = flows.len() < *max_flows || flows.contains_key(v.five_tuple());
+            let stream = if tracked { flows.entry(*v.five_tuple()).or_default() } else { &mut scratch };
+            if !tracked {
+                *untracked += 1;
+            }
+            p.write(stream);
+            p.touch(addr + v.payload_offset(), v.payload().len(), Access::Read);
+            stream.feed(p, matcher, v.payload(), |set| {
+                *lines += 1;
+                *matched_lines += u64::from(set != 0);
+                let mut s = set;
+                while s != 0 {
+                    counts[s.trailing_zeros() as usize] += 1;
+                    s &= s - 1;
+                }
+            });
+        }
+    }
+
+    fn metrics(&self) -> Metrics {
+        let mut m = Metrics::from([
+            ("lines".into(), self.lines as f64),
+            ("matched_lines".into(), self.matched_lines as f64),
+            ("drop_malformed".into(), self.malformed as f64),
+            ("untracked_packets".into(), self.untracked as f64),
+        ]);
+        m.extend(self.matches().map(|(n, c)| (format!("match.{n}"), c as f64)));
+        m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::harness::TestCore;
+    use crate::params::AppParams;
+    use ifaces::NoProbe;
+    use lines::{LineGen, packetize};
+
+    /// Per-line match sets from the `regex` crate, matching each whole line separately.
+    fn reference(patterns: &[(String, String)], text: &str) -> Vec<u64> {
+        let set = regex::bytes::RegexSetBuilder::new(patterns.iter().map(|(_, r)| r)).unicode(false).build().unwrap();
+        text.lines().map(|l| set.matches(l.as_bytes()).iter().fold(0u64, |m, i| m | 1 << i)).collect()
+    }
+
+    fn tuple(port: u16) -> FiveTuple {
+        FiveTuple {
+            src: "10.9.0.1".parse().unwrap(),
+            dst: "10.9.0.2".parse().unwrap(),
+            src_port: port,
+            dst_port: 514,
+            proto: 17,
+        }
+    }
+
+    #[test]
+    fn streaming_matches_equal_a_reference_scan_of_whole_lines() {
+        let patterns = Matcher::parse_list(FAIL2BAN).unwrap();
+        let m = Matcher::new(&patterns).unwrap();
+        let text = LineGen::new(5, 0.3).text(2000);
+        let expect = reference(&patterns, &text);
+        assert!(expect.iter().filter(|&&s| s != 0).count() > 400, "the generator must produce attacks");
+        for chunk in [1, 7, 64, 1000, 1472] {
+            let mut got = Vec::new();
+            let mut s = m.stream();
+            for piece in text.as_bytes().chunks(chunk) {
+                s.feed(&mut NoProbe::new(), &m, piece, |set| got.push(set));
+            }
+            assert_eq!(got, expect, "chunks of {chunk} B");
+        }
+    }
+
+    #[test]
+    fn app_counts_per_pattern_over_interleaved_flows() {
+        let patterns = Matcher::parse_list(FAIL2BAN).unwrap();
+        let texts = [LineGen::new(1, 0.5).text(500), LineGen::new(2, 0.5).text(500)];
+        let mut expect = vec![0u64; patterns.len()];
+        for t in &texts {
+            for set in reference(&patterns, t) {
+                (0..patterns.len()).filter(|i| set >> i & 1 == 1).for_each(|i| expect[i] += 1);
+            }
+        }
+        let a = packetize(texts[0].as_bytes(), tuple(1), 1000).unwrap();
+        let b = packetize(texts[1].as_bytes(), tuple(2), 333).unwrap();
+        let mut frames: Vec<Vec<u8>> = Vec::new();
+        for i in 0..a.len().max(b.len()) {
+            frames.extend(a.get(i).cloned());
+            frames.extend(b.get(i).cloned());
+            if i % 5 == 0 {
+                frames.push(vec![0xAB; 30]);
+            }
+        }
+        let core = TestCore::new();
+        let mut app = LogMon::new(AppParams::new().reader("logmon")).unwrap();
+        for burst in frames.chunks(32) {
+            assert!(core.run(&mut app, burst).is_empty(), "the monitor consumes its packets");
+        }
+        let got: Vec<u64> = app.matches().map(|(_, c)| c).collect();
+        assert_eq!(got, expect);
+        assert_eq!(app.metrics()["lines"], 1000.0);
+        assert!(app.metrics()["drop_malformed"] > 0.0);
+        let sshd = LogMon::new(AppParams::new().with("target", "sshd").reader("logmon")).unwrap();
+        assert!(sshd.matches().all(|(n, _)| n.starts_with("sshd")) && sshd.matches().count() == 4);
+        assert!(LogMon::new(AppParams::new().with("target", "nothing").reader("logmon")).is_err());
+    }
+}
