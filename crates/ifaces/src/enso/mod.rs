@@ -19,6 +19,9 @@ pub mod mirror;
 pub mod notif;
 pub mod pipe;
 
+#[cfg(all(test, loom))]
+mod loom_tests;
+
 use crate::design::{ConfigError, Design, IfaceConfig};
 use crate::pool::SharedPool;
 use crate::sync::{Arc, AtomicU64};
