@@ -12,6 +12,7 @@ pub mod echo;
 pub mod flow;
 pub mod fwd;
 pub mod harness;
+pub mod ipsec;
 pub mod kvs;
 pub mod l3fwd;
 pub mod lb;
@@ -19,6 +20,7 @@ pub mod logmon;
 pub mod maglev;
 pub mod nat;
 pub mod params;
+pub mod pingpong;
 pub mod telemetry;
 pub mod workpackage;
 
@@ -61,7 +63,7 @@ pub enum AppError {
 
 /// Names accepted by [`AnyApp::new`].
 pub const APP_NAMES: &[&str] =
-    &["echo", "fwd", "l3fwd", "nat", "lb", "maglev", "workpackage", "kvs", "telemetry", "logmon"];
+    &["echo", "fwd", "l3fwd", "nat", "lb", "maglev", "workpackage", "kvs", "telemetry", "logmon", "ipsec", "pingpong"];
 
 /// Any app, chosen at run time by name; dispatches to the concrete app (one `match`, no virtual calls).
 #[derive(Debug)]
@@ -86,6 +88,10 @@ pub enum AnyApp {
     Telemetry(telemetry::Telemetry),
     /// [`logmon::LogMon`].
     LogMon(logmon::LogMon),
+    /// [`ipsec::Ipsec`].
+    Ipsec(ipsec::Ipsec),
+    /// [`pingpong::PingPong`].
+    PingPong(pingpong::PingPong),
 }
 
 impl AnyApp {
@@ -104,6 +110,8 @@ impl AnyApp {
             "kvs" => AnyApp::Kvs(kvs::Kvs::new(params.reader("kvs"), core, cores)?),
             "telemetry" => AnyApp::Telemetry(telemetry::Telemetry::new(params.reader("telemetry"), core)?),
             "logmon" => AnyApp::LogMon(logmon::LogMon::new(params.reader("logmon"))?),
+            "ipsec" => AnyApp::Ipsec(ipsec::Ipsec::new(params.reader("ipsec"))?),
+            "pingpong" => AnyApp::PingPong(pingpong::PingPong::new(params.reader("pingpong"))?),
             other => return Err(AppError::Unknown(other.to_string())),
         })
     }
@@ -123,6 +131,8 @@ macro_rules! dispatch {
             AnyApp::Kvs($a) => $e,
             AnyApp::Telemetry($a) => $e,
             AnyApp::LogMon($a) => $e,
+            AnyApp::Ipsec($a) => $e,
+            AnyApp::PingPong($a) => $e,
         }
     };
 }
