@@ -74,10 +74,7 @@ pub enum SimError {
         /// What is wrong and what to do.
         message: String,
     },
-    /// No design of that name.
-    #[error("unknown design '{0}' (known: {known})", known = crate::DESIGN_NAMES.join(", "))]
-    UnknownDesign(String),
-    /// The interface configuration was rejected by the design.
+    /// No design of that name, or an interface configuration the design rejects.
     #[error(transparent)]
     Iface(#[from] ifaces::ConfigError),
     /// The app could not be built.

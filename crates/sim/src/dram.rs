@@ -26,6 +26,8 @@ pub struct Dram {
     pub read_bytes: u64,
     /// Bytes written.
     pub write_bytes: u64,
+    /// Bytes moved since the start of the run (never reset; for periodic samples).
+    pub moved: u64,
 }
 
 impl Dram {
@@ -37,12 +39,14 @@ impl Dram {
             buckets: [(0, 0); BUCKETS],
             read_bytes: 0,
             write_bytes: 0,
+            moved: 0,
         }
     }
 
     /// Account `bytes` moved at time `now_ps`.
     #[inline]
     pub fn transfer(&mut self, now_ps: u64, bytes: u64, write: bool) {
+        self.moved += bytes;
         if write {
             self.write_bytes += bytes;
         } else {

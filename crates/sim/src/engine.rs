@@ -12,6 +12,12 @@
 //!   to sleep: it wakes when the NIC delivers to a queue it serves (or after [`RECHECK_PS`]), at the next
 //!   instant of its idle polling rhythm, so idle polling costs no events yet stays in phase.
 //!
+//! - the sampler: every [`PERIOD_PS`] the design's controller gets a [`ifaces::Sample`].
+//!
+//! Which sleeping cores a delivery wakes is the design's [`Design::WAKE`]. Deliveries are checked as
+//! they happen ([`DeliveryCheck`]: duplicates, and per-flow order where [`Design::PER_FLOW_ORDER`]
+//! promises it); what leaves on the wire feeds RFC 4737 reordering.
+//!
 //! Each step runs atomically at its start time, so state another agent changes during a step's
 //! virtual duration is seen at the next step: the usual granularity of execution-driven simulation.
 
@@ -19,12 +25,16 @@ use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
 use crate::machine::Machine;
 use crate::nic::Nic;
+use crate::order::DeliveryCheck;
 use crate::probe::{Agent, SimProbe, Step};
 use crate::profile::Profile;
-use crate::report::{Accounting, Cycles, HitRates, MemBw, PcieDir, PcieReport, SimReport, ratio};
+use crate::report::{Accounting, Cycles, DescriptorWait, HitRates, MemBw, PcieDir, PcieReport, SimReport, ratio};
+use crate::sampler::{PERIOD_PS, Sampler};
 use apps::App;
-use ifaces::{Arena, CoreCtx, Design, DeviceSide, DriverSide, Drops, Metrics, Packet, Phase, Probe, SharedPool};
-use measure::{LatencyHistogram, Throughput};
+use ifaces::{
+    Arena, CoreCtx, Design, DeviceSide, DriverSide, DropReason, Drops, Metrics, Packet, Phase, Probe, SharedPool, Wake,
+};
+use measure::{LatencyHistogram, ReorderTracker, Throughput};
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp1};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -42,15 +52,8 @@ pub const RECHECK_PS: u64 = 10_000_000;
 const DRAIN_LIMIT_PS: u64 = 100_000_000_000;
 /// Arrivals between two ring occupancy samples.
 const OCCUPANCY_EVERY: u64 = 8;
-
-/// Which sleeping cores a delivery to queue `q` wakes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Wake {
-    /// Core `q` only: each core's completions arrive on its own queue (privRing, shRing, rxBisect).
-    OwnQueue,
-    /// Every core: the design shares one queue among them (COREC).
-    AllCores,
-}
+/// Sequence numbers the RFC 4737 tracker remembers for extents (as the live engine's sink).
+const REORDER_WINDOW: usize = 1 << 12;
 
 /// One core's engine-side state.
 #[derive(Debug)]
@@ -69,6 +72,7 @@ struct Pending {
     start: u64,
     len: usize,
     hash: u32,
+    seq: u64,
 }
 
 /// Counters of the measurement window and of the whole run.
@@ -82,10 +86,11 @@ struct Counters {
     delivered_win: u64,
     app_dropped: u64,
     drops: Drops,
-    nic_drops: u64,
     drops_win: Drops,
-    nic_drops_win: u64,
-    duplicates: u64,
+    /// Bytes of the packets the device accepted (the NIC's receive counter, for samples).
+    rx_bytes: u64,
+    /// Rx calls per core, including the empty polls of its idle rhythm.
+    polls: Vec<u64>,
     busy_ps: [u64; Phase::ALL.len()],
     idle_ps: u64,
     occupancy: (f64, u64),
@@ -157,12 +162,11 @@ fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
 }
 
 /// Run design `D` with one app per core (`apps[i]` on core `i`) on `profile` (already resolved, with
-/// any DDIO override applied); `wake` says which cores a delivery wakes.
+/// any DDIO override applied).
 pub fn run_design<D: Design, A: App>(
     cfg: &SimConfig,
     profile: &Profile,
     mut apps: Vec<A>,
-    wake: Wake,
 ) -> Result<SimReport, SimError> {
     check(cfg, profile)?;
     let cores = cfg.iface.cores;
@@ -180,9 +184,11 @@ pub fn run_design<D: Design, A: App>(
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     let mut q = Queue::new();
     let win = Window(cfg.warmup_ps, cfg.duration_ps);
-    let mut c = Counters::default();
+    let mut c = Counters { polls: vec![0; cores], ..Counters::default() };
     let mut hist = LatencyHistogram::new();
-    let mut delivered_seqs: Vec<u64> = Vec::new();
+    let mut check = DeliveryCheck::new(source.flows().len(), D::PER_FLOW_ORDER);
+    let mut reorder = ReorderTracker::new(REORDER_WINDOW);
+    let mut sampler = Sampler::default();
     let mut core_state: Vec<CoreState<'_>> = (0..cores)
         .map(|_| CoreState {
             rx: Vec::with_capacity(iface.burst),
@@ -197,47 +203,50 @@ pub fn run_design<D: Design, A: App>(
     let mut poisson_t = 0u64;
     let mut arrivals_done = false;
     let mut stamp_at = None;
-    let mut next_packet = |source: &mut Generator, frame: &mut [u8], nic: &mut Nic, c: &mut Counters| loop {
-        let meta = source.next_packet(frame);
-        let arrival = match cfg.arrivals {
-            Arrivals::Paced => meta.ts_ns * 1000,
-            Arrivals::Poisson => {
-                let mean = cfg.traffic.rate.gap_ps(meta.frame_len());
-                let gap: f64 = Exp1.sample(&mut rng);
-                let t = poisson_t;
-                poisson_t += (gap * mean) as u64;
-                t
+    let mut next_packet =
+        |source: &mut Generator, frame: &mut [u8], nic: &mut Nic, c: &mut Counters, check: &mut DeliveryCheck| loop {
+            let meta = source.next_packet(frame);
+            let arrival = match cfg.arrivals {
+                Arrivals::Paced => meta.ts_ns * 1000,
+                Arrivals::Poisson => {
+                    let mean = cfg.traffic.rate.gap_ps(meta.frame_len());
+                    let gap: f64 = Exp1.sample(&mut rng);
+                    let t = poisson_t;
+                    poisson_t += (gap * mean) as u64;
+                    t
+                }
+            };
+            if arrival >= cfg.duration_ps {
+                return None;
             }
-        };
-        if arrival >= cfg.duration_ps {
-            return None;
-        }
-        let at = *stamp_at.get_or_insert_with(|| {
-            PacketView::new_checked(&frame[..meta.len]).map(|v| v.payload_offset()).unwrap_or(meta.len)
-        });
-        // The NIC's arrival time replaces the generator's send time in the stamp.
-        frame[at + 8..at + 16].copy_from_slice(&(arrival / 1000).to_le_bytes());
-        let bytes = meta.frame_len() as u64;
-        c.offered = (c.offered.0 + 1, c.offered.1 + bytes);
-        if win.contains(arrival) {
-            c.offered_win = (c.offered_win.0 + 1, c.offered_win.1 + bytes);
-        }
-        let hash = source.flows().get(meta.flow as usize).map_or(0, |f| f.hash);
-        match nic.admit(arrival, meta.len) {
-            Some(start) => return Some((Pending { start, len: meta.len, hash }, at)),
-            None => {
-                c.nic_drops += 1;
-                if win.contains(arrival) {
-                    c.nic_drops_win += 1;
+            let at = *stamp_at.get_or_insert_with(|| {
+                PacketView::new_checked(&frame[..meta.len]).map(|v| v.payload_offset()).unwrap_or(meta.len)
+            });
+            // The NIC's arrival time replaces the generator's send time in the stamp.
+            frame[at + 8..at + 16].copy_from_slice(&(arrival / 1000).to_le_bytes());
+            let bytes = meta.frame_len() as u64;
+            c.offered = (c.offered.0 + 1, c.offered.1 + bytes);
+            if win.contains(arrival) {
+                c.offered_win = (c.offered_win.0 + 1, c.offered_win.1 + bytes);
+            }
+            let hash = source.flows().get(meta.flow as usize).map_or(0, |f| f.hash);
+            check.offered(meta.seq, meta.flow);
+            match nic.admit(arrival, meta.len) {
+                Some(start) => return Some((Pending { start, len: meta.len, hash, seq: meta.seq }, at)),
+                None => {
+                    check.dropped(meta.seq);
+                    c.drops.add(DropReason::NicBufferFull);
+                    if win.contains(arrival) {
+                        c.drops_win.add(DropReason::NicBufferFull);
+                    }
                 }
             }
-        }
-    };
+        };
 
     let land_ps = |m: &Machine, len: usize| m.pcie.wire_ps(m.pcie.write_wire(len as u64)) + m.pcie.write_latency_ps();
     let mut pending = None;
     let mut stamp_off = 0;
-    if let Some((p, at)) = next_packet(&mut source, &mut frame, &mut nic, &mut c) {
+    if let Some((p, at)) = next_packet(&mut source, &mut frame, &mut nic, &mut c, &mut check) {
         q.push(p.start + land_ps(&m, p.len), Event::NicRx);
         pending = Some(p);
         stamp_off = at;
@@ -250,6 +259,9 @@ pub fn run_design<D: Design, A: App>(
     }
     q.push(win.0, Event::WindowStart);
     q.push(win.1, Event::WindowEnd);
+    if PERIOD_PS < cfg.duration_ps {
+        q.push(PERIOD_PS, Event::Sample);
+    }
     let mut snapshot = None;
     let cell = Cell::new(0u64);
 
@@ -260,6 +272,12 @@ pub fn run_design<D: Design, A: App>(
         match ev {
             Event::WindowStart => m.reset_counters(),
             Event::WindowEnd => snapshot = Some(Snapshot::take(&m)),
+            Event::Sample => {
+                device.sample(&sampler.sample(t, c.rx_bytes, m.mem.dram.moved, &c.polls));
+                if t + PERIOD_PS < cfg.duration_ps {
+                    q.push(t + PERIOD_PS, Event::Sample);
+                }
+            }
             Event::NicRx => {
                 let Some(p) = pending.take() else { continue };
                 // The DMA is accounted at the time it lands (this event), like every other agent's
@@ -270,8 +288,9 @@ pub fn run_design<D: Design, A: App>(
                 nic.finish_rx(probe.finish().end - (t - p.start));
                 match r {
                     Ok(()) => {
-                        let targets = match wake {
-                            Wake::OwnQueue => usize::from(queue)..usize::from(queue) + 1,
+                        c.rx_bytes += (p.len + FCS_LEN) as u64;
+                        let targets = match D::WAKE {
+                            Wake::OwnCore => usize::from(queue)..usize::from(queue) + 1,
                             Wake::AllCores => 0..cores,
                         };
                         for i in targets {
@@ -279,6 +298,7 @@ pub fn run_design<D: Design, A: App>(
                         }
                     }
                     Err(reason) => {
+                        check.dropped(p.seq);
                         c.drops.add(reason);
                         if win.contains(t) {
                             c.drops_win.add(reason);
@@ -290,7 +310,7 @@ pub fn run_design<D: Design, A: App>(
                     let o = device.occupancy();
                     c.occupancy = (c.occupancy.0 + ratio(o.used as f64, o.capacity as f64), c.occupancy.1 + 1);
                 }
-                match next_packet(&mut source, &mut frame, &mut nic, &mut c) {
+                match next_packet(&mut source, &mut frame, &mut nic, &mut c, &mut check) {
                     Some((p, _)) => {
                         q.push((p.start + land_ps(&m, p.len)).max(t), Event::NicRx);
                         pending = Some(p);
@@ -310,6 +330,7 @@ pub fn run_design<D: Design, A: App>(
                 let mut out = |f: &[u8]| {
                     let done = nic.wire_out(cell.get(), f.len() + FCS_LEN);
                     let stamp = f.get(stamp_off..stamp_off + 16).unwrap_or(&[0; 16]);
+                    reorder.record(u64::from_le_bytes(stamp[..8].try_into().unwrap_or_default()));
                     let arrival_ns = u64::from_le_bytes(stamp[8..].try_into().unwrap_or_default());
                     if win.contains(arrival_ns * 1000) {
                         hist.record((done / 1000).saturating_sub(arrival_ns));
@@ -334,23 +355,20 @@ pub fn run_design<D: Design, A: App>(
                     continue;
                 }
                 st.scheduled = None;
-                if let Some((since, _)) = st.idle.take() {
+                if let Some((since, period)) = st.idle.take() {
                     c.idle_ps += win.overlap(since, t);
+                    // The empty polls of the idle rhythm between the last real poll and this one.
+                    c.polls[i] += ((t - since) / period).saturating_sub(1);
                 }
+                c.polls[i] += 1;
                 let ctx = &ctxs[i];
                 let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
                 let n = drivers[i].rx_burst(&mut probe, ctx, &mut st.rx, iface.burst);
                 for pkt in &st.rx {
                     let seq = pkt
                         .get(stamp_off..stamp_off + 8)
-                        .map_or(0, |b| u64::from_le_bytes(b.try_into().unwrap_or_default()))
-                        as usize;
-                    if delivered_seqs.len() <= seq / 64 {
-                        delivered_seqs.resize(seq / 64 + 1024, 0);
-                    }
-                    let bit = 1u64 << (seq % 64);
-                    c.duplicates += u64::from(delivered_seqs[seq / 64] & bit != 0);
-                    delivered_seqs[seq / 64] |= bit;
+                        .map_or(u64::MAX, |b| u64::from_le_bytes(b.try_into().unwrap_or([0xff; 8])));
+                    check.delivered(seq);
                 }
                 probe.phase(Phase::App);
                 apps[i].process(&mut probe, ctx, &mut st.rx, &mut st.tx);
@@ -420,7 +438,7 @@ pub fn run_design<D: Design, A: App>(
             ),
         });
     }
-    let dropped = c.drops.total() + c.nic_drops;
+    let dropped = c.drops.total();
     if c.offered.0 != c.delivered + dropped + occupancy.used {
         return Err(SimError::Invariant {
             invariant: "conservation",
@@ -430,10 +448,24 @@ pub fn run_design<D: Design, A: App>(
             ),
         });
     }
-    if c.duplicates > 0 {
+    if check.duplicates > 0 {
         return Err(SimError::Invariant {
             invariant: "no-duplicate",
-            detail: format!("{} packets were delivered more than once", c.duplicates),
+            detail: format!(
+                "{} packets were delivered more than once or after a drop (first: {})",
+                check.duplicates,
+                check.examples.join("; ")
+            ),
+        });
+    }
+    if check.out_of_order > 0 {
+        return Err(SimError::Invariant {
+            invariant: "per-flow-order",
+            detail: format!(
+                "{} packets were delivered behind a later packet of their flow (first: {})",
+                check.out_of_order,
+                check.examples.join("; ")
+            ),
         });
     }
     let device_metrics = device.metrics();
@@ -476,14 +508,6 @@ pub fn run_design<D: Design, A: App>(
         utilisation: ratio(s.wire_bytes as f64, pcie_bps * secs),
         goodput_gbps: s.payload_bytes as f64 * 8.0 / secs / 1e9,
     };
-    let mut drops_win: BTreeMap<&'static str, u64> = c.drops_win.by_name();
-    let mut drops_all = c.drops.by_name();
-    if c.nic_drops > 0 {
-        drops_all.insert("nic_buffer_full", c.nic_drops);
-    }
-    if c.nic_drops_win > 0 {
-        drops_win.insert("nic_buffer_full", c.nic_drops_win);
-    }
     Ok(SimReport {
         setup: format!("sim: {} on {}, {} cores, app {}", D::NAME, profile, cores, cfg.app),
         window_s: secs,
@@ -510,7 +534,9 @@ pub fn run_design<D: Design, A: App>(
             to_device: dir(snap.pcie.1),
             read_latency_ns: snap.read_latency_ns,
         },
-        drops: drops_win,
+        drops: c.drops_win.by_name(),
+        reordering: reorder.report(),
+        descriptor_wait: DescriptorWait::from_metrics(&device_metrics),
         lock_wait_ns: snap.lock_wait_ps as f64 / 1e3,
         device_metrics,
         driver_metrics,
@@ -518,7 +544,7 @@ pub fn run_design<D: Design, A: App>(
         accounting: Accounting {
             offered: c.offered.0,
             delivered: c.delivered,
-            dropped: drops_all,
+            dropped: c.drops.by_name(),
             queued: occupancy.used,
             app_dropped: c.app_dropped,
             sent: c.sent,

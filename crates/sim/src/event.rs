@@ -19,6 +19,8 @@ pub enum Event {
     WindowStart,
     /// The measurement window closes (end of the offered traffic).
     WindowEnd,
+    /// The design's controller gets its periodic sample.
+    Sample,
 }
 
 /// A min-queue of events.
@@ -41,8 +43,9 @@ impl Slot {
             Event::NicTx => 1,
             Event::WindowStart => 2,
             Event::WindowEnd => 3,
-            Event::Core(c) => 4 + 2 * u32::from(c),
-            Event::CoreTx(c) => 5 + 2 * u32::from(c),
+            Event::Sample => 4,
+            Event::Core(c) => 6 + 2 * u32::from(c),
+            Event::CoreTx(c) => 7 + 2 * u32::from(c),
         })
     }
 
@@ -52,8 +55,9 @@ impl Slot {
             1 => Event::NicTx,
             2 => Event::WindowStart,
             3 => Event::WindowEnd,
-            c if c % 2 == 0 => Event::Core(((c - 4) / 2) as u16),
-            c => Event::CoreTx(((c - 5) / 2) as u16),
+            4 => Event::Sample,
+            c if c % 2 == 0 => Event::Core(((c - 6) / 2) as u16),
+            c => Event::CoreTx(((c - 7) / 2) as u16),
         }
     }
 }
@@ -92,11 +96,19 @@ mod tests {
         q.push(5, Event::NicRx);
         q.push(5, Event::Core(0));
         q.push(5, Event::CoreTx(7));
+        q.push(6, Event::Sample);
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).collect();
         assert_eq!(
             order,
-            [(1, Event::NicTx), (5, Event::Core(3)), (5, Event::NicRx), (5, Event::Core(0)), (5, Event::CoreTx(7))]
+            [
+                (1, Event::NicTx),
+                (5, Event::Core(3)),
+                (5, Event::NicRx),
+                (5, Event::Core(0)),
+                (5, Event::CoreTx(7)),
+                (6, Event::Sample)
+            ]
         );
-        assert_eq!(q.processed, 5);
+        assert_eq!(q.processed, 6);
     }
 }

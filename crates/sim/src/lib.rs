@@ -21,41 +21,21 @@ mod host;
 pub mod machine;
 pub mod memory;
 pub mod nic;
+pub mod order;
 pub mod pcie;
 pub mod probe;
 pub mod profile;
 pub mod report;
+pub mod sampler;
 
 pub use config::{Arrivals, SimConfig, SimError};
-pub use engine::{Wake, run_design};
+pub use engine::run_design;
+pub use ifaces::DESIGN_NAMES;
 pub use probe::SimProbe;
 pub use profile::{PROFILE_NAMES, Profile, ProfileError};
 pub use report::SimReport;
 
 use apps::AnyApp;
-use ifaces::Design;
-
-/// The designs the simulator can run, and which cores a delivery wakes for each. Adding a design is one
-/// line here.
-macro_rules! designs {
-    ($($design:ty => $wake:expr),* $(,)?) => {
-        /// Names accepted as [`SimConfig::design`].
-        pub const DESIGN_NAMES: &[&str] = &[$(<$design as Design>::NAME),*];
-
-        fn dispatch(cfg: &SimConfig, profile: &Profile, apps: Vec<AnyApp>) -> Result<SimReport, SimError> {
-            $(
-                if cfg.design == <$design as Design>::NAME {
-                    return run_design::<$design, _>(cfg, profile, apps, $wake);
-                }
-            )*
-            Err(SimError::UnknownDesign(cfg.design.clone()))
-        }
-    };
-}
-
-designs! {
-    ifaces::PrivRing => Wake::OwnQueue,
-}
 
 /// The profile a run uses: the named one with the run's DDIO override applied.
 pub fn resolve_profile(cfg: &SimConfig) -> Result<Profile, SimError> {
@@ -70,11 +50,9 @@ pub fn resolve_profile(cfg: &SimConfig) -> Result<Profile, SimError> {
 /// Run the simulation `cfg` describes.
 pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
     let profile = resolve_profile(cfg)?;
-    if !DESIGN_NAMES.contains(&cfg.design.as_str()) {
-        return Err(SimError::UnknownDesign(cfg.design.clone()));
-    }
+    ifaces::with_design!(&cfg.design, D => <D as ifaces::Design>::NAME)?;
     let apps = (0..cfg.iface.cores)
         .map(|i| AnyApp::new(&cfg.app, &cfg.app_params, i, cfg.iface.cores))
         .collect::<Result<Vec<_>, _>>()?;
-    dispatch(cfg, &profile, apps)
+    ifaces::with_design!(&cfg.design, D => run_design::<D, _>(cfg, &profile, apps))?
 }

@@ -17,6 +17,41 @@ use crate::profile::Profile;
 use std::collections::VecDeque;
 use wire::frame::wire_bits;
 
+/// Descriptor streams the prefetcher follows at once: more than the rings of a 16-core run of any
+/// design (an Rx and a Tx ring per core, rxBisect's Ax rings).
+const STREAMS: usize = 64;
+
+/// The NIC's contiguous descriptor prefetcher, as far as timing goes: a fetch that starts where an
+/// earlier fetch ended continues a stream (the next descriptors of a ring) that the NIC read ahead of
+/// need. Fully associative over host addresses with first-in-first-out replacement, so its behaviour
+/// depends only on the order of fetches, never on where the host put the rings.
+#[derive(Debug, Clone)]
+pub struct Streams {
+    ends: [usize; STREAMS],
+    next: usize,
+}
+
+impl Default for Streams {
+    fn default() -> Self {
+        Streams { ends: [usize::MAX; STREAMS], next: 0 }
+    }
+}
+
+impl Streams {
+    /// A fetch of host bytes `[start, end)`: whether it continues a stream. Its end becomes that
+    /// stream's end, or a new stream's.
+    #[inline]
+    pub fn continues(&mut self, start: usize, end: usize) -> bool {
+        if let Some(e) = self.ends.iter_mut().find(|e| **e == start) {
+            *e = end;
+            return true;
+        }
+        self.ends[self.next] = end;
+        self.next = (self.next + 1) % STREAMS;
+        false
+    }
+}
+
 /// NIC timing state.
 #[derive(Debug, Clone)]
 pub struct Nic {
@@ -109,6 +144,16 @@ mod tests {
         assert_eq!(n.admit(1_000_000, 1500), Some(3_000_000));
         n.finish_rx(5_000_000);
         assert_eq!(n.admit(5_000_000, 64), Some(6_000_000));
+    }
+
+    #[test]
+    fn contiguous_reads_continue_a_stream_and_jumps_do_not() {
+        let mut s = Streams::default();
+        assert!(!s.continues(1600, 1728));
+        assert!(s.continues(1728, 1856));
+        assert!(!s.continues(0, 128));
+        assert!(s.continues(1856, 1872));
+        assert!(s.continues(128, 256));
     }
 
     #[test]

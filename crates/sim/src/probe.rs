@@ -8,6 +8,10 @@
 //! - NIC touches are DMA: writes go through DDIO and are serialized on PCIe (the NIC's clock moves to
 //!   the end of the write); reads look up the LLC (DRAM on a miss, adding the DRAM latency beyond an
 //!   LLC hit), wait for a free read slot, and complete a PCIe round trip later without stalling the NIC.
+//! - `depend` (after a descriptor fetch) makes the NIC wait for the fetch's data, unless the fetch
+//!   continues where an earlier fetch ended: the NIC's contiguous descriptor prefetcher issued that one
+//!   ahead of need, so its latency is hidden ([`crate::nic::Streams`]). What stalls is a jump: RxList's
+//!   linked descriptors, a ring's wrap to slot 0, a ring's first fetch.
 //! - MMIO writes (doorbells) cross PCIe towards the device; the core does not wait for them.
 //!
 //! Cycles are charged to the current [`Phase`]. Work reported by the NIC side is not charged (the NIC's
@@ -36,6 +40,8 @@ pub struct SimProbe<'m> {
     phase: Phase,
     phase_ps: [u64; Phase::ALL.len()],
     last_read: &'m Cell<u64>,
+    /// The NIC's latest read in this step: host start and end address, completion time.
+    last_dma_read: Option<(usize, usize, u64)>,
     doorbell_at: Option<u64>,
 }
 
@@ -54,7 +60,16 @@ impl<'m> SimProbe<'m> {
     /// A probe for `agent` starting at `now`. `last_read` receives the completion time of each DMA
     /// read (the NIC's transmit path reads it when a packet goes to the wire).
     pub fn new(m: &'m mut Machine, agent: Agent, now: u64, last_read: &'m Cell<u64>) -> SimProbe<'m> {
-        SimProbe { m, agent, now, phase: Phase::Rx, phase_ps: [0; Phase::ALL.len()], last_read, doorbell_at: None }
+        SimProbe {
+            m,
+            agent,
+            now,
+            phase: Phase::Rx,
+            phase_ps: [0; Phase::ALL.len()],
+            last_read,
+            last_dma_read: None,
+            doorbell_at: None,
+        }
     }
 
     /// The agent's current time, ps.
@@ -98,6 +113,7 @@ impl<'m> SimProbe<'m> {
             let (issue, done) = self.m.pcie.dma_read(now, len as u64, extra);
             self.now = self.now.max(issue);
             self.last_read.set(self.last_read.get().max(done));
+            self.last_dma_read = Some((addr, addr + len, done));
         } else {
             self.m.addr.lines(addr, len, |line| {
                 mem.nic_write(line, now);
@@ -150,6 +166,15 @@ impl Probe for SimProbe<'_> {
 
     fn now_ns(&self) -> u64 {
         self.now / 1000
+    }
+
+    #[inline]
+    fn depend(&mut self) {
+        if let Some((start, end, done)) = self.last_dma_read.take()
+            && !self.m.streams.continues(start, end)
+        {
+            self.now = self.now.max(done);
+        }
     }
 }
 

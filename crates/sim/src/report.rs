@@ -1,6 +1,6 @@
 //! What a run reports (the figures the papers plot), serialisable for `--json` and printable as a table.
 
-use measure::{LatencySummary, Throughput};
+use measure::{LatencySummary, ReorderReport, Throughput};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -62,6 +62,39 @@ pub struct MemBw {
     pub write_gbs: f64,
 }
 
+/// shRing's descriptor wait before reposting (000 Figures 11b, 12b): from the moment a core has consumed
+/// a descriptor until the ring's head reaches it, in virtual ns, over the whole run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct DescriptorWait {
+    /// Descriptors reposted.
+    pub count: u64,
+    /// Mean wait, ns.
+    pub mean_ns: f64,
+    /// Median wait, ns (histogram bucket bound).
+    pub p50_ns: f64,
+    /// 99th percentile, ns (histogram bucket bound).
+    pub p99_ns: f64,
+    /// Longest wait, ns.
+    pub max_ns: f64,
+}
+
+impl DescriptorWait {
+    /// Read the `repost_wait*` metrics a shRing device reports (possibly under a prefix, as dynamic
+    /// shRing's `shared.`); `None` for designs that do not report them.
+    pub fn from_metrics(m: &BTreeMap<String, f64>) -> Option<DescriptorWait> {
+        let (key, count) = m.iter().find(|(k, _)| k.ends_with("repost_waits"))?;
+        let prefix = &key[..key.len() - "repost_waits".len()];
+        let get = |name: &str| m.get(&format!("{prefix}repost_wait_ns_{name}")).copied().unwrap_or(0.0);
+        Some(DescriptorWait {
+            count: *count as u64,
+            mean_ns: get("mean"),
+            p50_ns: get("p50"),
+            p99_ns: get("p99"),
+            max_ns: get("max"),
+        })
+    }
+}
+
 /// Packet accounting over the whole run, for the conservation invariant.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Accounting {
@@ -69,7 +102,7 @@ pub struct Accounting {
     pub offered: u64,
     /// Packets the design delivered to software (rx bursts).
     pub delivered: u64,
-    /// Drops by reason (the design's, plus `nic_buffer_full`).
+    /// Drops by reason (the design's, and the NIC buffer's `nic_buffer_full`).
     pub dropped: BTreeMap<&'static str, u64>,
     /// Packets still queued at the end (0 after a drained run).
     pub queued: u64,
@@ -104,6 +137,10 @@ pub struct SimReport {
     pub pcie: PcieReport,
     /// Drops in the window, by reason.
     pub drops: BTreeMap<&'static str, u64>,
+    /// RFC 4737 reordering of the packets on the wire (by generator sequence number), whole run.
+    pub reordering: ReorderReport,
+    /// shRing's descriptor wait before reposting, for designs that report it.
+    pub descriptor_wait: Option<DescriptorWait>,
     /// Time cores waited for locks in the window, ns.
     pub lock_wait_ns: f64,
     /// The design's device-side metrics.
@@ -163,6 +200,22 @@ impl fmt::Display for SimReport {
         let drops: Vec<String> = self.drops.iter().map(|(k, v)| format!("{k} {v}")).collect();
         row(f, "drops", if drops.is_empty() { "none".into() } else { drops.join(", ") })?;
         row(f, "lock wait", format!("{:.0} ns", self.lock_wait_ns))?;
+        let r = &self.reordering;
+        row(
+            f,
+            "reordering (RFC 4737)",
+            format!("{} of {} ({}), max extent {}", r.reordered, r.received, pct(r.ratio), r.extent.max),
+        )?;
+        if let Some(w) = &self.descriptor_wait {
+            row(
+                f,
+                "descriptor wait ns",
+                format!(
+                    "mean {:.0}  p50 {:.0}  p99 {:.0}  max {:.0}  ({} reposts)",
+                    w.mean_ns, w.p50_ns, w.p99_ns, w.max_ns, w.count
+                ),
+            )?;
+        }
         for (name, m) in
             [("device", &self.device_metrics), ("driver", &self.driver_metrics), ("app", &self.app_metrics)]
         {

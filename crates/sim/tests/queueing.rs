@@ -13,7 +13,7 @@ use ifaces::{CoreCtx, Packet, Probe};
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp1};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use sim::{Arrivals, Profile, SimConfig, SimReport, Wake, run_design};
+use sim::{Arrivals, Profile, SimConfig, SimReport, run_design};
 use traffic::{GenConfig, Rate, SizeSpec, Steering};
 
 /// Mean service time injected per packet, ns.
@@ -75,7 +75,7 @@ fn run(cores: usize, rho: f64, exponential: bool) -> (SimReport, f64) {
     let apps = (0..cores)
         .map(|i| Service { rng: Xoshiro256PlusPlus::seed_from_u64(100 + i as u64), mean_cycles, exponential })
         .collect();
-    let r = run_design::<ifaces::PrivRing, _>(&cfg, &profile, apps, Wake::OwnQueue).unwrap();
+    let r = run_design::<ifaces::PrivRing, _>(&cfg, &profile, apps).unwrap();
     assert!(r.drops.is_empty(), "{r}");
     let service_ns = r.cycles.total / profile.cpu.freq_ghz;
     (r, service_ns)

@@ -46,8 +46,9 @@ fn bad_inputs_are_named() {
     c.ddio_ways = Some(12);
     assert!(err(c).contains("12 DDIO ways exceed the LLC's 11 ways"));
     let mut c = config(1, 1.0, 64, 10);
-    c.design = "shring".into();
-    assert!(matches!(run(&c), Err(SimError::UnknownDesign(_))));
+    c.design = "shring2".into();
+    assert!(matches!(run(&c), Err(SimError::Iface(_))));
+    assert!(err(c).contains("unknown interface 'shring2'"));
     let mut c = config(1, 1.0, 64, 10);
     c.warmup_ps = c.duration_ps;
     assert!(err(c).contains("--warmup"));
