@@ -164,13 +164,15 @@ pub struct IfaceConfig {
     pub ax_policy: crate::rxbisect::AxPolicy,
     /// Ensō: pipe size, pipes per core, notification mode, prefetching, chaotic gap (004 §4-5).
     pub enso: crate::enso::EnsoConfig,
+    /// nicmem: NIC memory capacity and header split offset (002 §4-5).
+    pub nicmem: crate::nicmem::NicMemConfig,
 }
 
 impl Default for IfaceConfig {
     /// One core, 1 Ki rings (DPDK sample apps' default Rx ring, shRing §2.2), a 256-buffer cache (DPDK
     /// l3fwd's `MEMPOOL_CACHE_SIZE`), bursts of 32; shRing/8 (000 §4), batches of 4 packets per RxList
-    /// descriptor (000 Figure 5b), 128-entry Ax and 1 Ki-entry Bx rings (001 §4.5); Ensō's defaults
-    /// ([`crate::enso::EnsoConfig`]).
+    /// descriptor (000 Figure 5b), 128-entry Ax and 1 Ki-entry Bx rings (001 §4.5); Ensō's and nicmem's defaults
+    /// ([`crate::enso::EnsoConfig`], [`crate::nicmem::NicMemConfig`]).
     fn default() -> Self {
         IfaceConfig {
             cores: 1,
@@ -187,6 +189,7 @@ impl Default for IfaceConfig {
             bx: RingSize::new(1024).expect("power of two"),
             ax_policy: crate::rxbisect::AxPolicy::default(),
             enso: crate::enso::EnsoConfig::default(),
+            nicmem: crate::nicmem::NicMemConfig::default(),
         }
     }
 }

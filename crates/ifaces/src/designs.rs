@@ -17,6 +17,10 @@ pub const DESIGN_NAMES: &[&str] = &[
     crate::enso::EnsoPerPacket::NAME,
     crate::enso::EnsoPrefetch::NAME,
     crate::enso::EnsoChaotic::NAME,
+    crate::nicmem::NicMemHost::NAME,
+    crate::nicmem::NicMemSplit::NAME,
+    crate::nicmem::NmNfvMinus::NAME,
+    crate::nicmem::NmNfv::NAME,
 ];
 
 /// The error for a name that is not in [`DESIGN_NAMES`].
@@ -81,6 +85,22 @@ macro_rules! with_design {
             }
             n if n == <$crate::enso::EnsoChaotic as $crate::Design>::NAME => {
                 type $d = $crate::enso::EnsoChaotic;
+                Ok($body)
+            }
+            n if n == <$crate::nicmem::NicMemHost as $crate::Design>::NAME => {
+                type $d = $crate::nicmem::NicMemHost;
+                Ok($body)
+            }
+            n if n == <$crate::nicmem::NicMemSplit as $crate::Design>::NAME => {
+                type $d = $crate::nicmem::NicMemSplit;
+                Ok($body)
+            }
+            n if n == <$crate::nicmem::NmNfvMinus as $crate::Design>::NAME => {
+                type $d = $crate::nicmem::NmNfvMinus;
+                Ok($body)
+            }
+            n if n == <$crate::nicmem::NmNfv as $crate::Design>::NAME => {
+                type $d = $crate::nicmem::NmNfv;
                 Ok($body)
             }
             other => Err($crate::designs::unknown_design(other)),

@@ -6,7 +6,7 @@
 //! [`doorbell`]), then the memory it runs on: [`arena`], [`pool`], [`core`] and [`packet`].
 //!
 //! The other designs: [`shring`] (RxArr, RxList, batched RxList, dynamic), [`rxbisect`] and [`corec`],
-//! built from [`slots`], [`txset`], [`bitmap`] and [`spinlock`]; [`enso`] (streaming pipes, 004);
+//! built from [`slots`], [`txset`], [`bitmap`] and [`spinlock`]; [`enso`] (streaming pipes, 004); [`nicmem`] (NIC memory, 002);
 //! [`designs`] lists them all by name.
 
 pub mod arena;
@@ -19,6 +19,7 @@ pub mod design;
 pub mod designs;
 pub mod doorbell;
 pub mod enso;
+pub mod nicmem;
 pub mod packet;
 pub mod pool;
 pub mod privring;
@@ -43,6 +44,7 @@ pub use design::{
 };
 pub use designs::DESIGN_NAMES;
 pub use enso::{Enso, EnsoChaotic, EnsoPerPacket, EnsoPrefetch};
+pub use nicmem::{NicMemHost, NicMemSplit, NmNfv, NmNfvMinus};
 pub use packet::Packet;
 pub use pool::SharedPool;
 pub use privring::PrivRing;

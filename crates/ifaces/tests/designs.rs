@@ -228,6 +228,9 @@ proptest! {
 
     #[test]
     fn enso_per_packet_invariants(s in steps(4)) { run::<ifaces::EnsoPerPacket>(&small(), &s, false, |_| ()) }
+
+    #[test]
+    fn nmnfv_invariants(s in steps(4)) { run::<ifaces::NmNfv>(&small(), &s, true, |_| ()) }
 }
 
 /// Two cores sharing one ring (or one rxBisect pool); core 1 polls every `slow_every` rounds, core 0 every

@@ -1,0 +1,418 @@
+//! nmNFV's receive and transmit paths (nicmem §4.1, §4.2.1, Figures 5 and 6) in the four configurations
+//! of §6.1, one registry name each:
+//!
+//! - `nicmem-host`: the baseline; every packet in one host buffer.
+//! - `nicmem-split`: header/data split at [`super::NicMemConfig::split_at`] bytes: header in a host
+//!   buffer from a header ring, payload in a host buffer; the overhead of splitting alone.
+//! - `nmnfv-`: payload in NIC memory: split rings, a primary ring of nicmem buffers and a secondary ring of
+//!   host buffers that absorbs traffic when nicmem runs out; one completion ring says which ring each
+//!   packet used, and payload buffers return to their own ring.
+//! - `nmnfv`: plus header inlining: the NIC writes the header into the completion entry's own slot (no
+//!   header descriptor to fetch) and the driver copies it into the transmit descriptor (the NIC reads no
+//!   header buffer).
+//!
+//! A split packet is a header packet with the payload as its second segment ([`Packet::attach_tail`]);
+//! the transmit path gathers both. The transmit queue is modelled as a locked queue of descriptors
+//! (touches reported at their addresses); completions return the buffers.
+
+#![allow(unsafe_code)]
+
+use super::NicMemConfig;
+use super::region::NicMem;
+use super::rings::{DevRing, DrvRing, rx_ring};
+use crate::arena::{Arena, BufId, Owner};
+use crate::core::CoreCtx;
+use crate::cqring::{CqConsumer, CqProducer, completion_ring};
+use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
+use crate::packet::{Backing, Packet};
+use crate::pool::SharedPool;
+use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
+use crate::ringsize::RingSize;
+use crate::sync::{Arc, Mutex};
+use std::collections::VecDeque;
+use wire::QueueId;
+
+/// Which ring a payload came from (the completion's ring field, Figure 5).
+const PRIMARY: u64 = 1;
+const SECONDARY: u64 = 2;
+
+/// The nicmem NF design; `M` picks the configuration (see the module docs). Use the aliases.
+#[derive(Debug)]
+pub struct NicMemDesign<const M: u8>;
+
+/// `nicmem-host`.
+pub type NicMemHost = NicMemDesign<0>;
+/// `nicmem-split`.
+pub type NicMemSplit = NicMemDesign<1>;
+/// `nmnfv-`.
+pub type NmNfvMinus = NicMemDesign<2>;
+/// `nmnfv`.
+pub type NmNfv = NicMemDesign<3>;
+
+/// A transmit descriptor: the header (a host buffer, or inlined bytes) and the payload.
+#[derive(Debug)]
+struct TxDesc {
+    header: Header,
+    /// Ring, buffer and length of the payload.
+    payload: Option<(u64, BufId, u32)>,
+}
+
+#[derive(Debug)]
+enum Header {
+    Buf(BufId, u32),
+    Inline(Vec<u8>),
+}
+
+/// A queue's transmit descriptors: posted, and completed.
+#[derive(Debug, Default)]
+struct TxQueue {
+    posted: Mutex<VecDeque<TxDesc>>,
+    done: Mutex<Vec<TxDesc>>,
+}
+
+/// One queue as the NIC sees it.
+#[derive(Debug)]
+struct DevQueue {
+    /// Header ring (whole packets in `nicmem-host`; inline slots in `nmnfv`).
+    hdr: DevRing,
+    primary: Option<DevRing>,
+    secondary: Option<DevRing>,
+    cq: CqProducer,
+    tx: Arc<TxQueue>,
+}
+
+/// The NIC side.
+#[derive(Debug)]
+pub struct NicMemDevice {
+    queues: Vec<DevQueue>,
+    nicmem: Arc<NicMem>,
+    host: Arc<Arena>,
+    split_at: Option<usize>,
+    inline: bool,
+    scratch: Vec<u8>,
+    spilled: u64,
+}
+
+/// One core's side.
+#[derive(Debug)]
+pub struct NicMemDriver {
+    hdr: DrvRing,
+    primary: Option<DrvRing>,
+    secondary: Option<DrvRing>,
+    cq: CqConsumer,
+    tx: Arc<TxQueue>,
+    inline: bool,
+    nicmem: Arc<NicMem>,
+    /// nicmem buffers back from packets, waiting to be reposted in the primary ring.
+    nic_free: Vec<BufId>,
+    returned: Vec<u64>,
+    alloc_failures: u64,
+}
+
+impl NicMemDevice {
+    /// The NIC memory (its address range, its CPU access counts).
+    pub fn nicmem(&self) -> &Arc<NicMem> {
+        &self.nicmem
+    }
+}
+
+impl<const M: u8> Design for NicMemDesign<M> {
+    const NAME: &'static str = match M {
+        0 => "nicmem-host",
+        1 => "nicmem-split",
+        2 => "nmnfv-",
+        _ => "nmnfv",
+    };
+    type Device = NicMemDevice;
+    type Driver = NicMemDriver;
+
+    fn buffers_needed(cfg: &IfaceConfig) -> u32 {
+        let per_core = 2 * cfg.ring.len() + cfg.tx_ring.len() + cfg.cache * 3 / 2 + 2 * cfg.burst;
+        (cfg.cores * per_core + cfg.burst) as u32
+    }
+
+    fn build(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<(NicMemDevice, Vec<NicMemDriver>), ConfigError> {
+        cfg.validate_common()?;
+        let o: NicMemConfig = cfg.nicmem;
+        let host = pool.arena().clone();
+        let room = host.layout().data_room();
+        if M > 0 && (o.split_at == 0 || o.split_at > room) {
+            return Err(ConfigError::new(
+                "nicmem-split",
+                format!("the header split offset must be between 1 and the {room} B buffer, got {}", o.split_at),
+            ));
+        }
+        let nicmem = NicMem::new(o.capacity, host.layout()).map_err(|e| ConfigError::new("nicmem", e.to_string()))?;
+        let per_queue = nicmem.arena().count() as usize / cfg.cores;
+        let primary_size = (per_queue >= 2).then(|| RingSize::new(1 << per_queue.ilog2()).expect("power of two"));
+        if M >= 2 && primary_size.is_none() {
+            return Err(ConfigError::new(
+                "nicmem",
+                format!("{} B of NIC memory gives {} cores less than 2 buffers each", o.capacity, cfg.cores),
+            ));
+        }
+        let mut queues = Vec::new();
+        let mut drivers = Vec::new();
+        for c in 0..cfg.cores {
+            let ring = |a: &Arc<Arena>, size| rx_ring(size, a.clone(), cfg.prefetch);
+            let (hdr_dev, hdr_drv) = ring(&host, cfg.ring);
+            let (sec_dev, sec_drv) = if M > 0 { Some(ring(&host, cfg.ring)).unzip() } else { (None, None) };
+            let (pri_dev, pri_drv) = match primary_size.filter(|_| M >= 2) {
+                Some(size) => Some(ring(nicmem.arena(), size)).unzip(),
+                None => (None, None),
+            };
+            let nic_free = match primary_size.filter(|_| M >= 2) {
+                Some(size) => nicmem
+                    .alloc_nicmem(size.len() * nicmem.arena().layout().data_room(), c as u16)
+                    .map_err(|e| ConfigError::new("nicmem", e.to_string()))?,
+                None => Vec::new(),
+            };
+            let (cq_dev, cq_drv) = completion_ring(cfg.ring);
+            let tx = Arc::new(TxQueue::default());
+            queues.push(DevQueue { hdr: hdr_dev, primary: pri_dev, secondary: sec_dev, cq: cq_dev, tx: tx.clone() });
+            let mut drv = NicMemDriver {
+                hdr: hdr_drv,
+                primary: pri_drv,
+                secondary: sec_drv,
+                cq: cq_drv,
+                tx,
+                inline: M == 3,
+                nicmem: nicmem.clone(),
+                nic_free,
+                returned: Vec::new(),
+                alloc_failures: 0,
+            };
+            let core = CoreCtx::new(c as u16, 0, pool);
+            drv.refill(&mut NoProbe::default(), &core);
+            if drv.alloc_failures > 0 {
+                return Err(ConfigError::new("ring", "the buffer pool is too small to fill the rings"));
+            }
+            drivers.push(drv);
+        }
+        let split_at = (M > 0).then_some(o.split_at);
+        Ok((NicMemDevice { queues, nicmem, host, split_at, inline: M == 3, scratch: Vec::new(), spilled: 0 }, drivers))
+    }
+}
+
+impl DeviceSide for NicMemDevice {
+    fn rx<P: Probe>(&mut self, p: &mut P, queue: QueueId, hash: u32, frame: &[u8]) -> Result<(), DropReason> {
+        let q = &mut self.queues[usize::from(queue)];
+        if q.cq.is_full() {
+            return Err(DropReason::CompletionRingFull);
+        }
+        if !q.hdr.ready() {
+            return Err(DropReason::NoRxDescriptor);
+        }
+        let h = self.split_at.map_or(frame.len(), |s| s.min(frame.len()));
+        let (head, payload) = frame.split_at(h);
+        let has_primary = q.primary.is_some();
+        // Split rings (§4.1): the primary (nicmem) ring first, the secondary (host) ring when it is empty.
+        let target = match (&mut q.primary, &mut q.secondary) {
+            _ if payload.is_empty() => None,
+            (Some(r), _) if r.ready() => Some((PRIMARY, r)),
+            (_, Some(r)) if r.ready() => Some((SECONDARY, r)),
+            _ => return Err(DropReason::NoRxDescriptor),
+        };
+        if head.len() > q.hdr.room() || target.as_ref().is_some_and(|(_, r)| payload.len() > r.room()) {
+            return Err(DropReason::TooLong);
+        }
+        let hslot = q.hdr.fill(p, head, !self.inline);
+        let (which, pslot) = match target {
+            Some((which, r)) => {
+                self.spilled += u64::from(which == SECONDARY && has_primary);
+                (which, r.fill(p, payload, true))
+            }
+            None => (0, 0),
+        };
+        let w0 = u64::from(hslot) | (h as u64) << 32;
+        let w1 = which | u64::from(pslot) << 8 | (payload.len() as u64) << 32;
+        q.cq.push(p, [w0, w1, u64::from(hash)]);
+        Ok(())
+    }
+
+    fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
+        let mut sent = 0;
+        for q in &self.queues {
+            while sent < budget {
+                let Some(d) = q.tx.posted.lock().unwrap().pop_front() else { break };
+                p.touch(&d as *const TxDesc as usize, 64, Access::Read);
+                self.scratch.clear();
+                match &d.header {
+                    Header::Buf(id, len) => {
+                        p.touch(self.host.data_addr(*id), *len as usize, Access::Read);
+                        self.host.dma_read(*id, *len as usize, |b| self.scratch.extend_from_slice(b));
+                    }
+                    Header::Inline(bytes) => self.scratch.extend_from_slice(bytes),
+                }
+                if let Some((which, id, len)) = d.payload {
+                    let a = if which == PRIMARY { self.nicmem.arena() } else { &self.host };
+                    p.touch(a.data_addr(id), len as usize, Access::Read);
+                    a.dma_read(id, len as usize, |b| self.scratch.extend_from_slice(b));
+                }
+                wire(&self.scratch);
+                q.tx.done.lock().unwrap().push(d);
+                sent += 1;
+            }
+        }
+        sent
+    }
+
+    fn occupancy(&self) -> Occupancy {
+        self.queues.iter().fold(Occupancy::default(), |o, q| Occupancy {
+            used: o.used + u64::from(q.cq.occupancy()),
+            capacity: o.capacity + u64::from(q.cq.size().get()),
+        })
+    }
+
+    fn tx_pending(&self) -> u64 {
+        self.queues.iter().map(|q| q.tx.posted.lock().unwrap().len() as u64).sum()
+    }
+
+    fn metrics(&self) -> Metrics {
+        let (r, w) = self.nicmem.cpu_accesses();
+        Metrics::from([
+            ("secondary_ring_packets".into(), self.spilled as f64),
+            ("nicmem_cpu_reads".into(), r as f64),
+            ("nicmem_cpu_writes".into(), w as f64),
+        ])
+    }
+}
+
+impl NicMemDriver {
+    /// Give a payload buffer back to its own ring's supply.
+    fn return_payload<P: Probe>(&mut self, p: &mut P, core: &CoreCtx, which: u64, id: BufId) {
+        if which == PRIMARY {
+            self.nic_free.push(id);
+        } else {
+            core.free(p, id);
+        }
+    }
+
+    /// Returned packets' payloads and completed transmissions back to their rings; then repost.
+    fn reclaim<P: Probe>(&mut self, p: &mut P, core: &CoreCtx) {
+        core.take_returned(&mut self.returned);
+        for t in std::mem::take(&mut self.returned) {
+            self.return_payload(p, core, t >> 32, BufId(t as u32));
+        }
+        let done = std::mem::take(&mut *self.tx.done.lock().unwrap());
+        for d in done {
+            if let Header::Buf(id, _) = d.header {
+                core.free(p, id);
+            }
+            if let Some((which, id, _)) = d.payload {
+                self.return_payload(p, core, which, id);
+            }
+        }
+        self.refill(p, core);
+    }
+
+    /// Post buffers in every slot that has none: nicmem buffers in the primary ring, fresh host buffers
+    /// in the others.
+    fn refill<P: Probe>(&mut self, p: &mut P, core: &CoreCtx) {
+        if let Some(r) = &mut self.primary {
+            while r.has_room() {
+                let Some(id) = self.nic_free.pop() else { break };
+                r.post(p, id);
+            }
+            r.doorbell(p);
+        }
+        for r in [Some(&mut self.hdr), self.secondary.as_mut()].into_iter().flatten() {
+            while r.has_room() {
+                let Some(id) = core.alloc(p) else {
+                    self.alloc_failures += 1;
+                    break;
+                };
+                r.post(p, id);
+            }
+            r.doorbell(p);
+        }
+    }
+}
+
+impl DriverSide for NicMemDriver {
+    fn rx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, out: &mut Vec<Packet<'c>>, max: usize) -> usize {
+        in_phase(p, Phase::Rx, |p| {
+            self.reclaim(p, core);
+            let mut n = 0;
+            while n < max {
+                let Some([w0, w1, _hash]) = self.cq.poll(p) else { break };
+                let id = self.hdr.take(w0 as u32);
+                let mut pkt = Packet::reclaim(core, id, (w0 >> 32) as u32);
+                p.touch(pkt.meta_addr(), 64, Access::Write);
+                let (which, slot, len) = (w1 & 0xff, (w1 >> 8) as u32 & 0xff_ffff, (w1 >> 32) as u32);
+                let ring = match which {
+                    PRIMARY => self.primary.as_mut(),
+                    SECONDARY => self.secondary.as_mut(),
+                    _ => None,
+                };
+                if let Some(r) = ring {
+                    let id = r.take(slot);
+                    r.arena().transfer(id, Owner::Filled, Owner::Core);
+                    let ptr = std::ptr::NonNull::new(r.arena().data_addr(id) as *mut u8).expect("arena memory");
+                    // SAFETY: the buffer was just reclaimed (`Filled -> Core`), so this packet is its only
+                    // holder until the token comes back or the transmit path consumes the packet.
+                    unsafe { pkt.attach_tail(ptr, len, which << 32 | u64::from(id.0)) };
+                }
+                out.push(pkt);
+                n += 1;
+            }
+            if n > 0 {
+                self.cq.ring_doorbell(p);
+                self.refill(p, core);
+            }
+            n
+        })
+    }
+
+    fn tx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, pkts: &mut Vec<Packet<'c>>) -> usize {
+        in_phase(p, Phase::Tx, |p| {
+            self.reclaim(p, core);
+            let mut descs = Vec::with_capacity(pkts.len());
+            for pkt in pkts.drain(..) {
+                let header_bytes = self.inline.then(|| pkt.to_vec());
+                let parts = pkt.into_parts();
+                let Backing::Buf(id) = parts.backing else { panic!("nicmem headers are host buffers") };
+                let header = match header_bytes {
+                    // Header inlining (§4.2.1): the header goes into the descriptor; its buffer is free now.
+                    Some(bytes) => {
+                        core.free(p, id);
+                        Header::Inline(bytes)
+                    }
+                    None => {
+                        core.arena().transfer(id, Owner::Core, Owner::Tx);
+                        Header::Buf(id, parts.len)
+                    }
+                };
+                let payload = parts.tail.map(|(token, _, len)| {
+                    let (which, id) = (token >> 32, BufId(token as u32));
+                    let a = if which == PRIMARY { self.nicmem.arena().clone() } else { core.arena().clone() };
+                    a.transfer(id, Owner::Core, Owner::Tx);
+                    (which, id, len)
+                });
+                p.touch(&header as *const Header as usize, 64, Access::Write);
+                descs.push(TxDesc { header, payload });
+            }
+            let n = descs.len();
+            self.tx.posted.lock().unwrap().extend(descs);
+            n
+        })
+    }
+
+    fn teardown(&mut self, core: &CoreCtx) {
+        let p = &mut NoProbe::default();
+        self.reclaim(p, core);
+        for r in [Some(&mut self.hdr), self.secondary.as_mut()].into_iter().flatten() {
+            for id in r.release() {
+                core.free(p, id);
+            }
+        }
+        if let Some(r) = &mut self.primary {
+            self.nic_free.extend(r.release());
+        }
+        self.nicmem.dealloc_nicmem(self.nic_free.drain(..));
+    }
+
+    fn metrics(&self) -> Metrics {
+        Metrics::from([("alloc_failures".into(), self.alloc_failures as f64)])
+    }
+}

@@ -1,0 +1,183 @@
+//! nicmem's four configurations under random single-threaded interleavings (packets of 60-1500 B, a
+//! NIC memory small enough that split rings spill to the secondary ring): conservation, no duplicate,
+//! per-core order, byte-exact transmission of both gathered segments, and every buffer of both arenas
+//! (host and NIC memory) back at the end. Then nmKVS under real threads: no transmitted value is torn.
+//! And the bad inputs: a split offset beyond the buffer, NIC memory too small.
+
+#![cfg(not(loom))]
+
+use ifaces::nicmem::kvs::{HotSet, Payload};
+use ifaces::nicmem::{NicMem, NicMemConfig, NicMemDesign};
+use ifaces::probe::NoProbe;
+use ifaces::{
+    Arena, BufLayout, CoreCtx, Design, DeviceSide, DriverSide, Drops, IfaceConfig, NicMemSplit, NmNfv, RingSize,
+    SharedPool,
+};
+use proptest::prelude::*;
+use std::collections::HashSet;
+use std::sync::Arc;
+
+fn small() -> IfaceConfig {
+    IfaceConfig {
+        cores: 2,
+        ring: RingSize::new(16).unwrap(),
+        tx_ring: RingSize::new(16).unwrap(),
+        cache: 4,
+        burst: 8,
+        nicmem: NicMemConfig { capacity: 16 * 2048, split_at: 64 },
+        ..IfaceConfig::default()
+    }
+}
+
+fn frame(seq: u64) -> Vec<u8> {
+    let len = 60 + (seq as usize * 389) % 1441;
+    let mut f: Vec<u8> = (0..len).map(|i| (i as u8) ^ (seq as u8)).collect();
+    f[..8].copy_from_slice(&seq.to_le_bytes());
+    f
+}
+
+fn run<const M: u8>(steps: &[(u8, usize)]) {
+    let cfg = small();
+    let pool = SharedPool::new(Arc::new(
+        Arena::new("t", NicMemDesign::<M>::buffers_needed(&cfg), BufLayout::default()).unwrap(),
+    ));
+    let (mut dev, mut drivers) = NicMemDesign::<M>::build(&cfg, &pool).unwrap();
+    let nicmem = dev.nicmem().clone();
+    let cores: Vec<CoreCtx> = (0..2).map(|c| CoreCtx::new(c, cfg.cache, &pool)).collect();
+    let (mut offered, mut drops, mut seen, mut sent) = (0u64, Drops::default(), HashSet::new(), HashSet::new());
+    let delivered = |seen: &HashSet<u64>| seen.len() as u64;
+    let mut last = [None::<u64>; 2];
+    let mut wire = vec![];
+    let p = &mut NoProbe::default();
+    let mut poll = |c: usize, echo: bool, drivers: &mut Vec<ifaces::nicmem::NicMemDriver>, seen: &mut HashSet<u64>| {
+        let mut rx = vec![];
+        drivers[c].rx_burst(p, &cores[c], &mut rx, 8);
+        for pkt in &rx {
+            let s = u64::from_le_bytes(pkt[..8].try_into().unwrap());
+            let mut whole = pkt.to_vec();
+            whole.extend_from_slice(pkt.tail().unwrap_or(&[]));
+            assert_eq!(whole, frame(s), "packet {s} split wrongly");
+            assert!(seen.insert(s), "packet {s} delivered twice");
+            assert!(last[c].is_none_or(|l| l < s), "core {c} out of order");
+            last[c] = Some(s);
+            if echo {
+                sent.insert(s);
+            }
+        }
+        if echo {
+            drivers[c].tx_burst(p, &cores[c], &mut rx);
+        }
+    };
+    for &(kind, x) in steps {
+        match kind {
+            0 => {
+                if let Err(r) = dev.rx(&mut NoProbe::default(), (x % 2) as u16, 0, &frame(offered)) {
+                    drops.add(r);
+                }
+                offered += 1;
+            }
+            1 => poll(x % 2, x % 3 != 0, &mut drivers, &mut seen),
+            _ => {
+                dev.tx(&mut NoProbe::default(), &mut |f: &[u8]| wire.push(f.to_vec()), x);
+            }
+        }
+        assert_eq!(offered, delivered(&seen) + drops.total() + dev.occupancy().used, "conservation");
+    }
+    for _ in 0..100 {
+        poll(0, false, &mut drivers, &mut seen);
+        poll(1, false, &mut drivers, &mut seen);
+        dev.tx(&mut NoProbe::default(), &mut |f: &[u8]| wire.push(f.to_vec()), usize::MAX);
+    }
+    assert_eq!(offered, seen.len() as u64 + drops.total(), "drained");
+    for f in &wire {
+        let s = u64::from_le_bytes(f[..8].try_into().unwrap());
+        assert_eq!(f, &frame(s), "packet {s} gathered wrongly on transmit");
+        assert!(sent.remove(&s), "packet {s} sent twice");
+    }
+    assert!(sent.is_empty(), "queued packets never left");
+    for (d, c) in drivers.iter_mut().zip(&cores) {
+        d.teardown(c);
+    }
+    drop(cores);
+    let n = pool.arena().count();
+    assert_eq!(pool.arena().census(), [n, 0, 0, 0, 0], "host buffers leaked");
+    assert_eq!(nicmem.available() as u32, nicmem.arena().count(), "nicmem buffers leaked");
+    assert_eq!(nicmem.arena().census()[0], nicmem.arena().count());
+}
+
+fn steps() -> impl Strategy<Value = Vec<(u8, usize)>> {
+    proptest::collection::vec((0u8..3, 1usize..12), 0..400)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn host(s in steps()) { run::<0>(&s) }
+
+    #[test]
+    fn split(s in steps()) { run::<1>(&s) }
+
+    #[test]
+    fn nmnfv_minus(s in steps()) { run::<2>(&s) }
+
+    #[test]
+    fn nmnfv(s in steps()) { run::<3>(&s) }
+}
+
+#[test]
+fn bad_inputs_are_config_errors() {
+    let pool = SharedPool::new(Arc::new(Arena::new("t", 512, BufLayout::default()).unwrap()));
+    let cfg = IfaceConfig { nicmem: NicMemConfig { split_at: 4096, ..small().nicmem }, ..small() };
+    let e = NicMemSplit::build(&cfg, &pool).unwrap_err();
+    assert_eq!(e.option, "nicmem-split");
+    assert!(e.to_string().contains("1984 B buffer"), "{e}");
+    let cfg = IfaceConfig { nicmem: NicMemConfig { capacity: 2048, ..small().nicmem }, ..small() };
+    assert_eq!(NmNfv::build(&cfg, &pool).unwrap_err().option, "nicmem");
+}
+
+/// A core serves gets and sets of hot items while the NIC thread transmits the zero-copy responses and
+/// completes them: every transmitted value is one complete written value (all its bytes equal).
+#[test]
+fn nmkvs_never_transmits_a_torn_value() {
+    let nm = NicMem::new(8 * 2048, BufLayout::default()).unwrap();
+    let mut hot = HotSet::new(nm, 0);
+    let p = &mut NoProbe::default();
+    for k in 0..4 {
+        hot.insert(p, k, &[0u8; 1024]).unwrap();
+    }
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Payload>(64);
+    let nic = std::thread::spawn(move || {
+        let (mut zero_copy, mut copies) = (0, 0);
+        for r in rx {
+            let check = |v: &[u8]| assert!(v.iter().all(|&b| b == v[0]) && v.len() == 1024, "torn value");
+            match r {
+                Payload::ZeroCopy(s) => {
+                    s.nic_read(check);
+                    s.complete();
+                    zero_copy += 1;
+                }
+                Payload::Copy(v) => {
+                    check(&v);
+                    copies += 1;
+                }
+            }
+        }
+        (zero_copy, copies)
+    });
+    for i in 0..20_000u64 {
+        let k = i % 4;
+        if i % 3 == 0 {
+            hot.set(k, &[(i % 251) as u8; 1024]);
+        } else {
+            tx.send(hot.get(p, k).unwrap()).unwrap();
+        }
+    }
+    drop(tx);
+    let (z, c) = nic.join().unwrap();
+    println!("nmKVS: {z} zero-copy responses, {c} copies of the pending buffer");
+    assert!(z > 0);
+    for k in 0..4 {
+        assert!(hot.evict(k), "every reference was released");
+    }
+}
