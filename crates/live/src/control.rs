@@ -29,6 +29,7 @@ pub struct Control {
     polls: Box<[Padded]>,
     phase: AtomicU8,
     quiesced: AtomicUsize,
+    stopped: AtomicUsize,
     abort: AtomicBool,
 }
 
@@ -77,6 +78,15 @@ impl Control {
     /// Workers that confirmed.
     pub fn quiesced(&self) -> usize {
         self.quiesced.load(Ordering::Acquire)
+    }
+
+    /// A worker has stopped receiving; wait until every worker has (or the run aborts). Shared rings
+    /// are torn down by one member of their group, so none may still be polling them then.
+    pub fn stop_and_wait(&self) {
+        self.stopped.fetch_add(1, Ordering::AcqRel);
+        while self.stopped.load(Ordering::Acquire) < self.workers && !self.aborted() {
+            std::thread::yield_now();
+        }
     }
 
     /// Ask every thread to stop now.

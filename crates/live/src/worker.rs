@@ -75,6 +75,10 @@ pub fn worker_loop<D: DriverSide, A: App>(
             std::thread::yield_now();
         }
     }
+    ctl.stop_and_wait();
+    if ctl.aborted() {
+        return st;
+    }
     driver.teardown(&core);
     st.cache = core.cache_stats();
     st.metrics = driver.metrics();

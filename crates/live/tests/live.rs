@@ -71,3 +71,22 @@ fn bad_options_name_the_option() {
     cfg.iface.burst = 1000;
     assert!(live::run(&cfg).unwrap_err().to_string().contains("--burst"));
 }
+
+/// Every design moves real packets between real threads and keeps its invariants, with more workers
+/// than this machine's CPUs (how CI exercises real contention).
+#[test]
+fn every_design_runs_live_with_contention() {
+    for &design in ifaces::DESIGN_NAMES {
+        let mut cfg = config(4, Pace::Max);
+        cfg.design = design.into();
+        cfg.iface.share = 2;
+        cfg.duration = Duration::from_millis(100);
+        let r = live::run(&cfg).unwrap_or_else(|e| panic!("{design}: {e}"));
+        let rx: u64 = r.per_core.iter().map(|c| c.rx).sum();
+        assert!(rx > 0, "{design}: nothing received");
+    }
+    let mut cfg = config(8, Pace::Max);
+    cfg.design = "shring".into();
+    cfg.iface.share = 4;
+    live::run(&cfg).unwrap();
+}
