@@ -4,16 +4,18 @@
 //! completion; the core processes completions in order, reposts a fresh buffer in each consumed slot and
 //! rings the doorbells once per burst. A "small privRing" (shRing §3) is this design with a small `--ring`.
 
-use crate::arena::{Arena, BufId, Owner};
+use crate::arena::Arena;
 use crate::core::CoreCtx;
 use crate::cqring::{CqConsumer, CqProducer, completion_ring};
 use crate::desc::{DescPrefetch, DescRing};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::packet::Packet;
 use crate::pool::{PoolCache, SharedPool};
-use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
-use crate::sync::{Arc, Ordering};
-use crate::txring::{TxDevice, TxDriver, tx_ring};
+use crate::probe::{NoProbe, Phase, Probe, in_phase};
+use crate::slots;
+use crate::sync::Arc;
+use crate::txring::TxDriver;
+use crate::txset::TxSet;
 use wire::QueueId;
 
 /// The privRing design.
@@ -26,14 +28,13 @@ fn cqe(slot: usize, len: usize, hash: u32) -> [u64; 3] {
     [slot as u64 | (len as u64) << 32, u64::from(hash), 0]
 }
 
-/// One core's rings as the NIC sees them.
+/// One core's receive rings as the NIC sees them.
 #[derive(Debug)]
 struct DeviceQueue {
     ring: Arc<DescRing>,
     head: u32,
     prefetch: DescPrefetch,
     cq: CqProducer,
-    tx: TxDevice,
 }
 
 /// privRing's NIC side.
@@ -41,7 +42,7 @@ struct DeviceQueue {
 pub struct PrivRingDevice {
     arena: Arc<Arena>,
     queues: Vec<DeviceQueue>,
-    next_tx: usize,
+    tx: TxSet,
 }
 
 /// privRing's driver side for one core.
@@ -49,7 +50,6 @@ pub struct PrivRingDevice {
 pub struct PrivRingDriver {
     ring: Arc<DescRing>,
     tail: u32,
-    shadow: Vec<BufId>,
     cq: CqConsumer,
     tx: TxDriver,
     alloc_failures: u64,
@@ -67,43 +67,23 @@ impl Design for PrivRing {
 
     fn build(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<(PrivRingDevice, Vec<PrivRingDriver>), ConfigError> {
         cfg.validate_common()?;
-        let arena = pool.arena().clone();
+        let (tx, tx_drivers) = TxSet::new(cfg.cores, cfg.tx_ring, cfg.prefetch);
         let mut queues = Vec::with_capacity(cfg.cores);
         let mut drivers = Vec::with_capacity(cfg.cores);
-        for core in 0..cfg.cores {
+        for (core, tx) in tx_drivers.into_iter().enumerate() {
             let ring = Arc::new(DescRing::new(cfg.ring));
-            let mut cache = PoolCache::new(core as u16, 0, pool.clone());
-            let p = &mut NoProbe::default();
-            let shadow = (0..cfg.ring.len())
-                .map(|slot| {
-                    let id = cache.alloc(p).ok_or_else(|| {
-                        ConfigError::new("ring", format!("the buffer pool is too small to fill {} rings", cfg.cores))
-                    })?;
-                    arena.transfer(id, Owner::Core, Owner::Posted);
-                    ring.post(p, slot, arena.data_addr(id), arena.layout().data_room() as u32);
-                    Ok(id)
-                })
-                .collect::<Result<Vec<_>, ConfigError>>()?;
-            ring.doorbell.ring(p, cfg.ring.get());
-            let (cq_dev, cq_drv) = completion_ring(cfg.ring);
-            let (tx_dev, tx_drv) = tx_ring(cfg.tx_ring, cfg.prefetch);
+            slots::fill(&ring, cfg.ring.len(), &mut PoolCache::new(core as u16, 0, pool.clone()), "ring")?;
+            ring.doorbell.ring(&mut NoProbe::default(), cfg.ring.get());
+            let (cq_dev, cq) = completion_ring(cfg.ring);
             queues.push(DeviceQueue {
                 ring: ring.clone(),
                 head: 0,
                 prefetch: DescPrefetch::new(cfg.prefetch),
                 cq: cq_dev,
-                tx: tx_dev,
             });
-            drivers.push(PrivRingDriver {
-                ring,
-                tail: cfg.ring.get(),
-                shadow,
-                cq: cq_drv,
-                tx: tx_drv,
-                alloc_failures: 0,
-            });
+            drivers.push(PrivRingDriver { ring, tail: cfg.ring.get(), cq, tx, alloc_failures: 0 });
         }
-        Ok((PrivRingDevice { arena, queues, next_tx: 0 }, drivers))
+        Ok((PrivRingDevice { arena: pool.arena().clone(), queues, tx }, drivers))
     }
 }
 
@@ -119,13 +99,7 @@ impl DeviceSide for PrivRingDevice {
             return Err(DropReason::CompletionRingFull);
         }
         let d = q.prefetch.get(p, &q.ring, q.head, tail);
-        let (addr, cap) = (d.addr.load(Ordering::Relaxed) as usize, d.cap.load(Ordering::Relaxed) as usize);
-        if frame.len() > cap {
-            return Err(DropReason::TooLong);
-        }
-        let id = self.arena.id_of(addr).expect("privRing descriptor points outside the buffer arena");
-        p.touch(addr, frame.len(), Access::Write);
-        self.arena.dma_write(id, 0, frame);
+        slots::dma_into(p, &self.arena, d, frame)?;
         let slot = q.ring.size().slot(q.head);
         q.cq.push(p, cqe(slot, frame.len(), hash));
         q.head = q.head.wrapping_add(1);
@@ -133,17 +107,7 @@ impl DeviceSide for PrivRingDevice {
     }
 
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
-        let n = self.queues.len();
-        let mut sent = 0;
-        for i in 0..n {
-            if sent >= budget {
-                break;
-            }
-            let q = (self.next_tx + i) % n;
-            sent += self.queues[q].tx.transmit(p, &self.arena, wire, budget - sent);
-        }
-        self.next_tx = (self.next_tx + 1) % n;
-        sent
+        self.tx.transmit(p, &self.arena, wire, budget)
     }
 
     fn occupancy(&self) -> Occupancy {
@@ -154,7 +118,7 @@ impl DeviceSide for PrivRingDevice {
     }
 
     fn tx_pending(&self) -> u64 {
-        self.queues.iter().map(|q| u64::from(q.tx.pending())).sum()
+        self.tx.pending()
     }
 
     fn metrics(&self) -> Metrics {
@@ -171,7 +135,6 @@ impl DriverSide for PrivRingDriver {
     #[inline]
     fn rx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, out: &mut Vec<Packet<'c>>, max: usize) -> usize {
         in_phase(p, Phase::Rx, |p| {
-            let arena = core.arena();
             let size = self.ring.size();
             let mut n = 0;
             while n < max && self.cq.ready() {
@@ -183,12 +146,7 @@ impl DriverSide for PrivRingDriver {
                 };
                 let [w0, _hash, _] = self.cq.poll(p).expect("a ready completion");
                 let slot = (w0 & 0xffff_ffff) as usize;
-                let pkt = Packet::reclaim(core, self.shadow[slot], (w0 >> 32) as u32);
-                p.touch(pkt.meta_addr(), 64, Access::Write);
-                out.push(pkt);
-                arena.transfer(fresh, Owner::Core, Owner::Posted);
-                self.ring.post(p, slot, arena.data_addr(fresh), arena.layout().data_room() as u32);
-                self.shadow[slot] = fresh;
+                out.push(slots::swap(p, &self.ring, slot, (w0 >> 32) as u32, fresh, core));
                 n += 1;
             }
             if n > 0 {
@@ -207,16 +165,8 @@ impl DriverSide for PrivRingDriver {
     }
 
     fn teardown(&mut self, core: &CoreCtx) {
-        let p = &mut NoProbe::default();
-        self.tx.reclaim(p, core);
-        for &id in &self.shadow {
-            match core.arena().owner(id) {
-                Owner::Posted => core.arena().transfer(id, Owner::Posted, Owner::Core),
-                other => panic!("privRing teardown: buffer {} is {other:?}; the run did not drain", id.0),
-            }
-            core.free(p, id);
-        }
-        self.shadow.clear();
+        self.tx.reclaim(&mut NoProbe::default(), core);
+        slots::release(&self.ring, self.ring.size().len(), core, "privRing");
     }
 
     fn metrics(&self) -> Metrics {
