@@ -19,9 +19,11 @@ pub enum Pace {
     Pps(f64),
 }
 
-/// Timing of a run, in ns from its start.
+/// When and how fast the NIC thread offers packets, in ns from the start of the run.
 #[derive(Debug, Clone, Copy)]
-pub struct Timing {
+pub struct Schedule {
+    /// Offered rate.
+    pub pace: Pace,
     /// Packets sent before this are warm-up and not measured.
     pub warmup_ns: u64,
     /// The source stops here.
@@ -94,8 +96,7 @@ pub fn nic_loop<D: DeviceSide>(
     device: &mut D,
     src: &mut Prebuilt,
     reta: &IndirectionTable,
-    pace: Pace,
-    timing: Timing,
+    timing: Schedule,
     ctl: &Control,
     sink: &mut Sink,
     mut p: NoProbe,
@@ -109,7 +110,7 @@ pub fn nic_loop<D: DeviceSide>(
         if now >= timing.end_ns || ctl.aborted() {
             break;
         }
-        let due = match pace {
+        let due = match timing.pace {
             Pace::Max => RX_BATCH,
             Pace::Pps(pps) => {
                 ((now as f64 * pps / 1e9) as u64).saturating_sub(st.offered).min(RX_BATCH as u64) as usize

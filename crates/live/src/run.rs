@@ -2,7 +2,7 @@
 //! check the invariants of DESIGN.md, and report.
 
 use crate::control::{AbortOnPanic, Control};
-use crate::nic::{NicStats, Pace, Timing, nic_loop};
+use crate::nic::{NicStats, Pace, Schedule, nic_loop};
 use crate::pin;
 use crate::report::{CoreReport, LiveReport};
 use crate::sink::Sink;
@@ -85,10 +85,10 @@ fn check_options(cfg: &LiveConfig) -> Result<(), LiveError> {
     if cfg.duration.is_zero() {
         return bad("duration", "must be longer than 0, e.g. 2s".into());
     }
-    if let Pace::Pps(pps) = cfg.pace {
-        if !(pps.is_finite() && pps >= 1.0) {
-            return bad("rate", format!("{pps} packets/s cannot be offered; give e.g. 10G, 5Mpps or max"));
-        }
+    if let Pace::Pps(pps) = cfg.pace
+        && !(pps.is_finite() && pps >= 1.0)
+    {
+        return bad("rate", format!("{pps} packets/s cannot be offered; give e.g. 10G, 5Mpps or max"));
     }
     Ok(())
 }
@@ -131,8 +131,12 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         ));
     }
     let warmup_ns = cfg.warmup.as_nanos() as u64;
-    let timing =
-        Timing { warmup_ns, end_ns: warmup_ns + cfg.duration.as_nanos() as u64, drain_limit: Duration::from_secs(10) };
+    let timing = Schedule {
+        pace: cfg.pace,
+        warmup_ns,
+        end_ns: warmup_ns + cfg.duration.as_nanos() as u64,
+        drain_limit: Duration::from_secs(10),
+    };
     let flow_of: Vec<u32> = src.frames.iter().map(|f| f.flow).collect();
     let mut sink = Sink::new(flow_of, src.flows, (timing.warmup_ns, timing.end_ns));
     let ctl = Control::new(cores);
@@ -158,7 +162,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         let nic = s.spawn(|| {
             let _guard = AbortOnPanic(&ctl);
             pin::pin(pinned.then(|| cpus[0]));
-            nic_loop(&mut device, &mut src, &reta, cfg.pace, timing, &ctl, &mut sink, NoProbe::with_epoch(epoch))
+            nic_loop(&mut device, &mut src, &reta, timing, &ctl, &mut sink, NoProbe::with_epoch(epoch))
         });
         let workers: Vec<std::thread::Result<WorkerStats>> = handles.into_iter().map(|h| h.join()).collect();
         (nic.join(), workers)
