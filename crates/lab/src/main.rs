@@ -18,10 +18,12 @@ struct Cli {
     command: Command,
 }
 
+// Parsed once at start-up, so the size of the largest variant costs nothing worth boxing for.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
     /// Run one design with one app (no arguments: the built-in default experiment).
-    Run(Box<run::RunArgs>),
+    Run(run::RunArgs),
     /// Generate, inspect and convert packet traces.
     #[command(subcommand)]
     Trace(trace::TraceCommand),
@@ -30,7 +32,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run(args) => run::run(*args),
+        Command::Run(args) => run::run(args),
         Command::Trace(cmd) => trace::run(cmd),
     };
     match result {
