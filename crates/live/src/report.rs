@@ -20,6 +20,9 @@ pub struct CoreReport {
     pub polls: u64,
     /// Share of rx_burst calls that found nothing.
     pub empty_poll_ratio: f64,
+    /// Worker time per received packet in bursts that received some (rx + app + tx), ns: the core's
+    /// per-packet cost, whatever the NIC thread's pace.
+    pub busy_ns_per_packet: f64,
     /// Buffers allocated.
     pub allocs: u64,
     /// Frees of buffers another core allocated.
@@ -36,6 +39,7 @@ impl From<&WorkerStats> for CoreReport {
             tx: w.tx,
             polls: w.polls,
             empty_poll_ratio: w.empty_polls as f64 / w.polls.max(1) as f64,
+            busy_ns_per_packet: w.busy_ns as f64 / w.rx.max(1) as f64,
             allocs: w.cache.allocs,
             cross_core_frees: w.cache.cross_core_frees,
             metrics: w.metrics.clone(),
@@ -113,15 +117,16 @@ impl fmt::Display for LiveReport {
             self.reordering.ratio * 100.0,
             self.reordering.extent.max
         )?;
-        writeln!(f, "  core        rx          tx    empty polls  allocs  x-core frees")?;
+        writeln!(f, "  core        rx          tx    empty polls  ns/pkt busy  allocs  x-core frees")?;
         for c in &self.per_core {
             writeln!(
                 f,
-                "  {:>4} {:>11} {:>11} {:>10.1} % {:>7} {:>12}",
+                "  {:>4} {:>11} {:>11} {:>10.1} % {:>11.1} {:>7} {:>12}",
                 c.core,
                 c.rx,
                 c.tx,
                 c.empty_poll_ratio * 100.0,
+                c.busy_ns_per_packet,
                 c.allocs,
                 c.cross_core_frees
             )?;

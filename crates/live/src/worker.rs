@@ -5,7 +5,7 @@
 use crate::control::{Control, Phase};
 use apps::App;
 use ifaces::pool::CacheStats;
-use ifaces::{CoreCtx, DriverSide, Metrics, NoProbe, SharedPool};
+use ifaces::{CoreCtx, DriverSide, Metrics, NoProbe, Probe, SharedPool};
 use std::sync::Arc;
 
 /// What one worker counted.
@@ -21,6 +21,8 @@ pub struct WorkerStats {
     pub polls: u64,
     /// rx_burst calls that returned nothing.
     pub empty_polls: u64,
+    /// Time spent in bursts that received packets (rx, app, tx), ns.
+    pub busy_ns: u64,
     /// Allocator counters.
     pub cache: CacheStats,
     /// The driver's and the app's counters.
@@ -45,6 +47,7 @@ pub fn worker_loop<D: DriverSide, A: App>(
     let mut rx = Vec::with_capacity(burst);
     let mut tx = Vec::with_capacity(burst);
     let mut confirmed = false;
+    let mut started = p.now_ns();
     loop {
         let n = driver.rx_burst(&mut p, &core, &mut rx, burst);
         st.polls += 1;
@@ -53,6 +56,9 @@ pub fn worker_loop<D: DriverSide, A: App>(
             st.rx += n as u64;
             app.process(&mut p, &core, &mut rx, &mut tx);
             st.tx += driver.tx_burst(&mut p, &core, &mut tx) as u64;
+            let now = p.now_ns();
+            st.busy_ns += now - started;
+            started = now;
             continue;
         }
         st.empty_polls += 1;
@@ -74,6 +80,7 @@ pub fn worker_loop<D: DriverSide, A: App>(
         if yield_when_idle {
             std::thread::yield_now();
         }
+        started = p.now_ns();
     }
     ctl.stop_and_wait();
     if ctl.aborted() {
