@@ -1,10 +1,11 @@
 #![allow(missing_docs)] // criterion_group! generates an undocumented public function.
 
-//! The per-packet cost of privRing's receive path between two threads (one NIC thread, one worker, 64 B
-//! packets, bursts of 32), against the floor for handing a packet between cores: a bare single-producer
-//! single-consumer ring of packet pointers (`rtrb`), measured in the same run (issue 3).
+//! The per-packet cost of each design's receive path between two threads (one NIC thread, one worker,
+//! 64 B packets, bursts of 32; the worker frees what it receives), against the floor for handing a packet
+//! between cores: a bare single-producer single-consumer ring of packet pointers (`rtrb`), measured in
+//! the same run (issues 3 and 4).
 //!
-//! The privRing path is measured twice: with the live engine's `NoProbe`, whose methods are empty inline
+//! privRing is measured twice: with the live engine's `NoProbe`, whose methods are empty inline
 //! functions, and with a `CountingProbe` that does something on every report. The gap between the two
 //! is what the probe calls would cost if they did not compile away.
 
@@ -19,11 +20,10 @@ use std::time::{Duration, Instant};
 const FRAME: [u8; 60] = [0x5a; 60];
 
 /// Deliver `n` packets from this thread (the NIC) to a worker thread that receives and frees them.
-fn privring<P: Probe + Default>(n: u64) -> Duration {
+fn pair<D: Design, P: Probe + Default>(n: u64) -> Duration {
     let cfg = IfaceConfig::default();
-    let pool =
-        SharedPool::new(Arc::new(Arena::new("bench", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap()));
-    let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
+    let pool = SharedPool::new(Arc::new(Arena::new("bench", D::buffers_needed(&cfg), BufLayout::default()).unwrap()));
+    let (mut dev, mut drivers) = D::build(&cfg, &pool).unwrap();
     let mut drv = drivers.pop().unwrap();
     let start = Instant::now();
     std::thread::scope(|s| {
@@ -83,8 +83,10 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("rx_path_64B");
     g.throughput(Throughput::Elements(1));
     g.bench_function("spsc_pointer_ring", |b| b.iter_custom(spsc));
-    g.bench_function("privring_noprobe", |b| b.iter_custom(privring::<NoProbe>));
-    g.bench_function("privring_countingprobe", |b| b.iter_custom(privring::<CountingProbe>));
+    g.bench_function("privring_countingprobe", |b| b.iter_custom(pair::<PrivRing, CountingProbe>));
+    for name in ifaces::DESIGN_NAMES {
+        ifaces::with_design!(name, D => g.bench_function(*name, |b| b.iter_custom(pair::<D, NoProbe>))).unwrap();
+    }
     g.finish();
 }
 
