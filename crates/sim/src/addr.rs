@@ -10,7 +10,9 @@
 //!   contiguous; unrelated heap objects that shared a host line no longer do, as they would not on the
 //!   papers' machines either.
 //!
-//! A small direct-mapped table in front of the hash map keeps repeated translations cheap.
+//! Translation is a two-level table: host page -> a page of 256 chunk numbers, with the last page used
+//! kept at hand, so a touch costs one page lookup (a hash only when it changes page) and an array
+//! index per chunk.
 
 use rustc_hash::FxHashMap;
 
@@ -20,16 +22,25 @@ const ARENA_LINE: u64 = 1 << 34;
 const HEAP_CHUNK: u64 = 1 << 32;
 /// Bytes per chunk.
 const CHUNK: usize = 16;
-/// Entries of the translation cache.
-const TLB: usize = 1024;
+/// Bytes per host page of the translation table.
+const PAGE: usize = 4096;
+/// Chunks per host page.
+const PAGE_CHUNKS: usize = PAGE / CHUNK;
+/// A chunk not touched yet.
+const UNMAPPED: u32 = u32::MAX;
 
 /// The translation from host addresses to simulated line numbers.
 #[derive(Debug, Clone)]
 pub struct AddrMap {
     arena: (usize, usize),
-    lines: FxHashMap<u64, u64>,
-    next: u64,
-    tlb: Box<[(u64, u64); TLB]>,
+    /// Host page number -> index into `tables`.
+    pages: FxHashMap<usize, u32>,
+    /// Per touched host page, the simulated chunk of each of its chunks, as an offset from
+    /// [`HEAP_CHUNK`].
+    tables: Vec<[u32; PAGE_CHUNKS]>,
+    /// The last page looked up and its table.
+    last: (usize, u32),
+    next: u32,
 }
 
 impl AddrMap {
@@ -37,9 +48,10 @@ impl AddrMap {
     pub fn new(arena_base: usize, arena_len: usize) -> AddrMap {
         AddrMap {
             arena: (arena_base, arena_len),
-            lines: FxHashMap::default(),
-            next: HEAP_CHUNK,
-            tlb: Box::new([(u64::MAX, 0); TLB]),
+            pages: FxHashMap::default(),
+            tables: Vec::new(),
+            last: (usize::MAX, 0),
+            next: 0,
         }
     }
 
@@ -55,34 +67,45 @@ impl AddrMap {
             return b - a + 1;
         }
         let (mut prev, mut n) = (u64::MAX, 0);
-        for chunk in addr / CHUNK..=(addr + len - 1) / CHUNK {
-            let line = self.chunk(chunk as u64) / 4;
-            if line != prev {
-                f(line);
-                prev = line;
-                n += 1;
+        let (first, last) = (addr / CHUNK, (addr + len - 1) / CHUNK);
+        let mut chunk = first;
+        while chunk <= last {
+            let page = chunk / PAGE_CHUNKS;
+            let end = last.min((page + 1) * PAGE_CHUNKS - 1);
+            let t = self.table(page);
+            for c in chunk..=end {
+                let slot = &mut self.tables[t][c % PAGE_CHUNKS];
+                if *slot == UNMAPPED {
+                    *slot = self.next;
+                    self.next += 1;
+                }
+                let line = (HEAP_CHUNK + u64::from(*slot)) / 4;
+                if line != prev {
+                    f(line);
+                    prev = line;
+                    n += 1;
+                }
             }
+            chunk = end + 1;
         }
         n
     }
 
-    /// The simulated chunk of host chunk `host`.
+    /// The table of host page `page`, made on first use.
     #[inline]
-    fn chunk(&mut self, host: u64) -> u64 {
-        let slot = &mut self.tlb[(host ^ (host >> 10)) as usize % TLB];
-        if slot.0 == host {
-            return slot.1;
+    fn table(&mut self, page: usize) -> usize {
+        if self.last.0 == page {
+            return self.last.1 as usize;
         }
-        let next = &mut self.next;
-        let sim = *self.lines.entry(host).or_insert_with(|| {
-            *next += 1;
-            *next - 1
+        let tables = &mut self.tables;
+        let t = *self.pages.entry(page).or_insert_with(|| {
+            tables.push([UNMAPPED; PAGE_CHUNKS]);
+            (tables.len() - 1) as u32
         });
-        *slot = (host, sim);
-        sim
+        self.last = (page, t);
+        t as usize
     }
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;

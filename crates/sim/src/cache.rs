@@ -1,18 +1,21 @@
 //! A set-associative cache array over real line addresses with true LRU: the simulator's hot path.
 //!
 //! Layout: per set, 16 compact `u32` tags in one 64-byte host line, and a 32-byte metadata record with
-//! one-byte LRU ages and bit masks for valid, dirty and two flags the owner of the array may use. A
-//! lookup compares all 16 tags branch-free (the compiler turns it into a vector compare), so a lookup
-//! costs two host cache lines, and a DMA sweep over consecutive lines walks the arrays sequentially.
+//! one-byte LRU ages and bit masks for valid, dirty and two flags the owner of the array may use. An
+//! invalid way holds the tag [`INVALID`], so a lookup compares all 16 tags branch-free (the compiler
+//! turns it into a vector compare) and reads one host cache line; only replacement and state changes
+//! read the metadata. A DMA sweep over consecutive lines walks the arrays sequentially.
 //!
 //! Sets are indexed by the low bits of the line address (real LLCs hash lines over slices; with modulo
 //! indexing, buffers 2 KiB apart fall into every 32nd set, as they do within one slice).
 
 /// Most ways a cache may have.
 pub const MAX_WAYS: usize = 16;
+/// The tag of an invalid way (no line address maps to it: simulated addresses stay below 2^42 bytes).
+const INVALID: u32 = u32::MAX;
 
 /// Tags of one set: one host cache line.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 struct Tags([u32; MAX_WAYS]);
 
@@ -76,7 +79,12 @@ impl SetAssoc {
             *a = w as u8;
         }
         let meta = Meta { age, valid: 0, dirty: 0, flag_a: 0, flag_b: 0 };
-        SetAssoc { set_bits: sets.trailing_zeros(), ways, tags: vec![Tags::default(); sets], meta: vec![meta; sets] }
+        SetAssoc {
+            set_bits: sets.trailing_zeros(),
+            ways,
+            tags: vec![Tags([INVALID; MAX_WAYS]); sets],
+            meta: vec![meta; sets],
+        }
     }
 
     /// Number of ways.
@@ -93,7 +101,7 @@ impl SetAssoc {
     fn split(&self, line: u64) -> (usize, u32) {
         let set = (line & ((1 << self.set_bits) - 1)) as usize;
         let tag = line >> self.set_bits;
-        debug_assert!(tag <= u64::from(u32::MAX), "line {line:#x} does not fit a 32-bit tag");
+        debug_assert!(tag < u64::from(INVALID), "line {line:#x} does not fit a 32-bit tag");
         (set, tag as u32)
     }
 
@@ -106,7 +114,6 @@ impl SetAssoc {
         for (w, &t) in tags.iter().enumerate() {
             hits |= u32::from(t == tag) << w;
         }
-        let hits = hits & u32::from(self.meta[set].valid);
         (hits != 0).then(|| Slot { set: set as u32, way: hits.trailing_zeros() })
     }
 
@@ -169,6 +176,7 @@ impl SetAssoc {
         let bit = 1u16 << s.way;
         let m = &mut self.meta[s.set as usize];
         let dirty = m.dirty & bit != 0;
+        self.tags[s.set as usize].0[s.way as usize] = INVALID;
         m.valid &= !bit;
         m.dirty &= !bit;
         m.flag_a &= !bit;

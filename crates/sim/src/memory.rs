@@ -240,11 +240,12 @@ impl Memory {
         while mask != 0 {
             let c = mask.trailing_zeros() as usize;
             mask &= mask - 1;
-            if let Some(s) = self.l1[c].find(line) {
-                dirty |= self.l1[c].invalidate(s);
-            }
+            // Inclusion: a line not in L2 is not in L1 either.
             if let Some(s) = self.l2[c].find(line) {
                 dirty |= self.l2[c].invalidate(s);
+                if let Some(s) = self.l1[c].find(line) {
+                    dirty |= self.l1[c].invalidate(s);
+                }
             }
         }
         dirty
