@@ -3,7 +3,18 @@
 //! Every user error (a bad argument, a missing or malformed file) ends the program with one line on
 //! stderr that names the input and what to do, and exit code 2; no panic reaches the user.
 
+mod advise;
+mod claim;
+mod compare;
+mod experiment;
+mod merge;
+mod params;
+mod point;
+mod report;
+mod reproduce;
+mod results;
 mod run;
+mod sweep;
 mod trace;
 mod traffic_args;
 
@@ -18,12 +29,20 @@ struct Cli {
     command: Command,
 }
 
-// Parsed once at start-up, so the size of the largest variant costs nothing worth boxing for.
-#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 enum Command {
-    /// Run one design with one app (no arguments: the built-in default experiment).
+    /// Run an experiment file, or one run given by flags (nothing: the built-in headline comparison).
     Run(run::RunArgs),
+    /// Run every point of an experiment's sweep in parallel into a results directory (resumable).
+    Sweep(sweep::SweepArgs),
+    /// Join the results directories of a sharded sweep.
+    Merge(merge::MergeArgs),
+    /// Draw figures and a self-contained report.html from a results directory.
+    Report(report::ReportArgs),
+    /// Run the papers' claims in experiments/ and print the verdict table.
+    Reproduce(reproduce::ReproduceArgs),
+    /// rxBisect's ring sizing rules and each design's I/O working set on a machine profile.
+    Advise(advise::AdviseArgs),
     /// Generate, inspect and convert packet traces.
     #[command(subcommand)]
     Trace(trace::TraceCommand),
@@ -33,12 +52,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Sweep(args) => sweep::run(args),
+        Command::Merge(args) => merge::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Reproduce(args) => reproduce::run(args),
+        Command::Advise(args) => advise::run(args),
         Command::Trace(cmd) => trace::run(cmd),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("rxlab: {e:#}");
+            eprintln!("rxlab: {}", format!("{e:#}").replace('\n', " "));
             ExitCode::from(2)
         }
     }

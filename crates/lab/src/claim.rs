@@ -1,0 +1,153 @@
+//! A paper's claim recorded in an experiment file, and its verdict against rxlab's results.
+//!
+//! ```toml
+//! [claim]
+//! paper = "rxBisect (001)"
+//! figure = "Figure 10"
+//! text = "At 200 Gbps privRing loses 20 % of rxBisect's NAT throughput"
+//!
+//! [[claim.check]]
+//! what = "privRing / rxBisect throughput"
+//! metric = "throughput.gbps_wire"   # a column of results.csv
+//! a = "privRing"                    # rows with this label, or a table of parameters: { iface = "privring", ring = 64 }
+//! b = "rxBisect"                    # leave out to compare a's value itself
+//! paper = 0.80                      # the paper's a / b
+//! tolerance = 0.25                  # default: within ±25 % of the paper's ratio
+//! ```
+//!
+//! A side's value is the mean of `metric` over its rows, or with `above = X` the share of its rows
+//! whose metric exceeds X. Tolerances are fixed per claim from the paper's wording, never fitted.
+
+use crate::results::Row;
+use serde::{Deserialize, Serialize};
+
+/// The claim of one experiment.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Claim {
+    /// The paper (`papers/INDEX.md` name and number).
+    pub paper: String,
+    /// Figure or table.
+    pub figure: String,
+    /// What the paper states.
+    pub text: String,
+    /// The ratios checked.
+    pub check: Vec<Check>,
+}
+
+/// Rows chosen for one side of a ratio.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum Select {
+    /// Rows with this label.
+    Label(String),
+    /// Rows whose parameters have these values.
+    Params(toml::Table),
+}
+
+fn default_tolerance() -> f64 {
+    0.25
+}
+
+/// One number checked against the paper.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    /// What the number is, for the verdict table.
+    pub what: String,
+    /// The metric (a flattened report key, e.g. `latency.p99`).
+    pub metric: String,
+    /// Numerator rows.
+    pub a: Select,
+    /// Denominator rows; without them, a's value is compared directly.
+    pub b: Option<Select>,
+    /// The paper's value.
+    pub paper: f64,
+    /// Allowed relative deviation from the paper's value.
+    #[serde(default = "default_tolerance")]
+    pub tolerance: f64,
+    /// Use the share of rows whose metric exceeds this instead of the mean.
+    pub above: Option<f64>,
+}
+
+/// The outcome of one check.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Verdict {
+    /// The check's description.
+    pub what: String,
+    /// The paper's value.
+    pub paper: f64,
+    /// rxlab's value (`None` when no row matched a side).
+    pub rxlab: Option<f64>,
+    /// Allowed relative deviation.
+    pub tolerance: f64,
+    /// Whether rxlab's value is within tolerance of the paper's.
+    pub within: bool,
+}
+
+impl Select {
+    fn matches(&self, r: &Row) -> bool {
+        match self {
+            Select::Label(l) => r.label() == *l,
+            Select::Params(t) => t.iter().all(|(k, v)| {
+                let want = match v {
+                    toml::Value::String(s) => s.clone(),
+                    v => v.to_string(),
+                };
+                r.text(k) == want
+            }),
+        }
+    }
+}
+
+impl Check {
+    fn side(&self, s: &Select, rows: &[Row]) -> Option<f64> {
+        let vals: Vec<f64> = rows.iter().filter(|r| s.matches(r)).filter_map(|r| r.metric(&self.metric)).collect();
+        if vals.is_empty() {
+            return None;
+        }
+        let n = vals.len() as f64;
+        Some(match self.above {
+            Some(t) => vals.iter().filter(|v| **v > t).count() as f64 / n,
+            None => vals.iter().sum::<f64>() / n,
+        })
+    }
+
+    /// The verdict over `rows`.
+    pub fn verdict(&self, rows: &[Row]) -> Verdict {
+        let a = self.side(&self.a, rows);
+        let rxlab = match &self.b {
+            None => a,
+            Some(b) => a.zip(self.side(b, rows)).and_then(|(a, b)| (b != 0.0).then_some(a / b)),
+        };
+        let within = rxlab.is_some_and(|x| (x / self.paper - 1.0).abs() <= self.tolerance);
+        Verdict { what: self.what.clone(), paper: self.paper, rxlab, tolerance: self.tolerance, within }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn row(label: &str, gbps: f64) -> Row {
+        Row {
+            index: 0,
+            id: String::new(),
+            params: BTreeMap::from([("label".to_string(), label.into())]),
+            metrics: BTreeMap::from([("g".to_string(), gbps.into())]),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn ratio_within_tolerance() {
+        let c: Check = toml::from_str("what = \"x\"\nmetric = \"g\"\na = \"p\"\nb = \"r\"\npaper = 0.8").unwrap();
+        let v = c.verdict(&[row("p", 150.0), row("r", 200.0)]);
+        assert_eq!(v.rxlab, Some(0.75));
+        assert!(v.within);
+        let v = c.verdict(&[row("p", 50.0), row("r", 200.0)]);
+        assert!(!v.within);
+        assert_eq!(c.verdict(&[row("p", 1.0)]).rxlab, None);
+    }
+}

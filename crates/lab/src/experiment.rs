@@ -1,0 +1,283 @@
+//! Experiment files (TOML) and the points they expand to.
+//!
+//! ```toml
+//! [experiment]               # all optional
+//! title = "Ring size"
+//! description = "..."
+//!
+//! [run]                      # any `rxlab run` flag, `-` written `_`
+//! engine = "sim"
+//! app = "lb"
+//! cores = 16
+//! size = 1500
+//!
+//! [[case]]                   # named variants (optional); each sets some parameters
+//! label = "shRing/8"
+//! iface = "shring"
+//! share = 8
+//!
+//! [sweep]                    # axes: a list, or a range; the points are their product
+//! ring = [64, 256, 1024]
+//! cores = { from = 1, to = 16, times = 2 }   # 1, 2, 4, 8, 16 (`step = N` adds)
+//!
+//! [[figure]]                 # see `report::figures`
+//! [claim]                    # see `claim`
+//! ```
+//!
+//! A point's parameters are `[run]`, then its case, then its axis values, then the command line's flags,
+//! each over the one before ([`Params::overlay`]); points with the same parameters are run once.
+
+use crate::claim::Claim;
+use crate::params::{Params, from_table};
+use crate::point;
+use crate::report::figures::FigureSpec;
+use anyhow::{Context, Result, anyhow, bail};
+use serde::Deserialize;
+use std::path::Path;
+use toml::Spanned;
+
+/// The built-in default experiment of `rxlab run` (the headline comparison).
+pub const DEFAULT: &str = include_str!("../../../experiments/default.toml");
+
+/// Descriptive header of an experiment.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Meta {
+    /// Short title for tables and the report.
+    #[serde(default)]
+    pub title: String,
+    /// What the experiment shows.
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    experiment: Meta,
+    #[serde(default)]
+    run: Params,
+    #[serde(default)]
+    case: Vec<Params>,
+    #[serde(default)]
+    sweep: SweepTable,
+    #[serde(default)]
+    figure: Vec<FigureSpec>,
+    claim: Option<Claim>,
+}
+
+/// The `[sweep]` table's entries in file order, each value with its place in the file.
+#[derive(Default)]
+struct SweepTable(Vec<(String, Spanned<toml::Value>)>);
+
+impl<'de> Deserialize<'de> for SweepTable {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = SweepTable;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table of parameter = list or range")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<SweepTable, A::Error> {
+                let mut out = vec![];
+                while let Some(entry) = m.next_entry()? {
+                    out.push(entry);
+                }
+                Ok(SweepTable(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// One sweep axis: a parameter and its values.
+#[derive(Debug, Clone)]
+pub struct Axis {
+    /// Parameter key.
+    pub key: String,
+    /// Each value as a one-entry parameter set.
+    pub values: Vec<Params>,
+}
+
+/// A parsed experiment.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    /// File stem (`default` for the built-in one).
+    pub name: String,
+    /// The file's text, kept with results so that `merge` and `report` see the same experiment.
+    pub source: String,
+    /// Header.
+    pub meta: Meta,
+    /// Parameters common to all points.
+    pub base: Params,
+    /// Named variants (at least one, possibly empty).
+    pub cases: Vec<Params>,
+    /// Sweep axes in file order.
+    pub axes: Vec<Axis>,
+    /// Figures the report draws.
+    pub figures: Vec<FigureSpec>,
+    /// The paper's claim this experiment reproduces, if any.
+    pub claim: Option<Claim>,
+}
+
+/// One point of an experiment.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Position in the expansion (results are ordered by it).
+    pub index: usize,
+    /// Stable id ([`point::id`]).
+    pub id: String,
+    /// Fully resolved parameters.
+    pub params: Params,
+}
+
+/// 1-based line of byte `offset` in `text`.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// The key written on `line` (the text before `=`), to name it in errors that only carry a span.
+fn key_on_line(text: &str, line: usize) -> Option<&str> {
+    let l = text.lines().nth(line - 1)?;
+    let (k, _) = l.split_once('=')?;
+    Some(k.trim().trim_matches('"'))
+}
+
+impl Experiment {
+    /// Read and parse an experiment file.
+    pub fn load(path: &Path) -> Result<Experiment> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read experiment {}: check the path", path.display()))?;
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("experiment").to_string();
+        Experiment::parse(&name, &text).map_err(|e| anyhow!("{}:{e:#}", path.display()))
+    }
+
+    /// Parse an experiment's text; errors read `LINE: key `K`: what is wrong`.
+    pub fn parse(name: &str, text: &str) -> Result<Experiment> {
+        let file: File = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(1, |s| line_of(text, s.start));
+            let msg = e.message().trim().replace('\n', " ");
+            match key_on_line(text, line).filter(|k| !msg.contains(&format!("`{k}`"))) {
+                Some(k) => anyhow!("{line}: key `{k}`: {msg}"),
+                None => anyhow!("{line}: {msg}"),
+            }
+        })?;
+        let axes = file
+            .sweep
+            .0
+            .iter()
+            .map(|(key, v)| {
+                let line = line_of(text, v.span().start);
+                axis(key, v.get_ref()).map_err(|e| anyhow!("{line}: sweep key `{key}`: {e:#}"))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Experiment {
+            name: name.to_string(),
+            source: text.to_string(),
+            meta: file.experiment,
+            base: file.run,
+            cases: if file.case.is_empty() { vec![Params::default()] } else { file.case },
+            axes,
+            figures: file.figure,
+            claim: file.claim,
+        })
+    }
+
+    /// The built-in default experiment.
+    pub fn default_experiment() -> Experiment {
+        Experiment::parse("default", DEFAULT).expect("the built-in experiment parses")
+    }
+
+    /// Every point, with `flags` over each; duplicates (same id) are dropped, keeping the first.
+    pub fn points(&self, flags: &Params) -> Vec<Point> {
+        let mut combos: Vec<Params> = self.cases.iter().map(|c| self.base.overlay(c)).collect();
+        for axis in &self.axes {
+            combos = combos.iter().flat_map(|c| axis.values.iter().map(move |v| c.overlay(v))).collect();
+        }
+        let mut seen = std::collections::HashSet::new();
+        combos
+            .into_iter()
+            .map(|c| {
+                let mut p = c.overlay(flags).resolved();
+                if p.label.is_none() {
+                    p.label = p.iface.clone();
+                }
+                p
+            })
+            .filter(|p| seen.insert(point::id(p)))
+            .enumerate()
+            .map(|(index, params)| Point { index, id: point::id(&params), params })
+            .collect()
+    }
+}
+
+/// An axis from its TOML value: a list, or `{ from, to, step | times }`.
+fn axis(key: &str, v: &toml::Value) -> Result<Axis> {
+    let values: Vec<toml::Value> = match v {
+        toml::Value::Array(a) if !a.is_empty() => a.clone(),
+        toml::Value::Table(t) => range(t)?.into_iter().map(toml::Value::Integer).collect(),
+        _ => bail!("give a non-empty list of values, or a range {{ from = 1, to = 16, times = 2 }}"),
+    };
+    let values = values
+        .into_iter()
+        .map(|v| from_table(toml::Table::from_iter([(key.to_string(), v)])))
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| anyhow!("{}", e.root_cause()))?;
+    Ok(Axis { key: key.to_string(), values })
+}
+
+/// The integers of a range table.
+fn range(t: &toml::Table) -> Result<Vec<i64>> {
+    let int = |k: &str| t.get(k).map(|v| v.as_integer().ok_or_else(|| anyhow!("`{k}` must be an integer"))).transpose();
+    if let Some(k) = t.keys().find(|k| !["from", "to", "step", "times"].contains(&k.as_str())) {
+        bail!("unknown range key `{k}` (use from, to, and step or times)");
+    }
+    let (Some(from), Some(to)) = (int("from")?, int("to")?) else { bail!("a range needs `from` and `to`") };
+    let next: Box<dyn Fn(i64) -> i64> = match (int("step")?, int("times")?) {
+        (Some(s), None) if s > 0 => Box::new(move |x| x + s),
+        (None, Some(m)) if m > 1 && from > 0 => Box::new(move |x| x * m),
+        (None, None) => Box::new(|x| x + 1),
+        _ => bail!("give either `step` (> 0) or `times` (> 1, with `from` > 0)"),
+    };
+    let mut out = vec![];
+    let mut x = from;
+    while x <= to && out.len() < 100_000 {
+        out.push(x);
+        x = next(x);
+    }
+    if out.is_empty() {
+        bail!("the range from {from} to {to} is empty");
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges() {
+        let t: toml::Table = toml::from_str("from = 64\nto = 4096\ntimes = 4").unwrap();
+        assert_eq!(range(&t).unwrap(), vec![64, 256, 1024, 4096]);
+        let t: toml::Table = toml::from_str("from = 1\nto = 5\nstep = 2").unwrap();
+        assert_eq!(range(&t).unwrap(), vec![1, 3, 5]);
+    }
+
+    #[test]
+    fn product_of_cases_and_axes_with_flags_last() {
+        let e = Experiment::parse(
+            "t",
+            "[run]\nengine = \"sim\"\n[[case]]\niface = \"privring\"\n[[case]]\niface = \"shring\"\n[sweep]\nring = [64, 128]\n",
+        )
+        .unwrap();
+        assert_eq!(e.points(&Params::default()).len(), 4);
+        let pinned = Params { ring: Some(crate::params::Quantity("256".into())), ..Params::default() };
+        assert_eq!(e.points(&pinned).len(), 2);
+    }
+
+    #[test]
+    fn default_experiment_parses() {
+        assert!(!Experiment::default_experiment().points(&Params::default()).is_empty());
+    }
+}

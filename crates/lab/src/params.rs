@@ -1,0 +1,291 @@
+//! The parameters of one run, one definition for every way to give them: the flags of `rxlab run`, the
+//! `[run]` table and `[[case]]` entries of an experiment file, sweep axes, and the parameter columns of
+//! `results.csv` all use these names (flags with `-`, keys with `_`).
+//!
+//! Every field is optional: a value left out falls back to the layer below (flags over a case over
+//! `[run]` over [`Params::defaults`]), which [`Params::overlay`] implements once for all fields.
+
+use anyhow::{Context, Result};
+use clap::{Args, ValueEnum};
+use serde::{Deserialize, Deserializer, Serialize};
+use std::fmt;
+use std::path::PathBuf;
+
+/// Which engine drives the design.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Engine {
+    /// Real threads on this machine: a software NIC thread and pinned workers.
+    Live,
+    /// The deterministic simulation of a whole server (machine profiles).
+    Sim,
+}
+
+/// Arrival process of the simulator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrivals {
+    /// The generator's own send times.
+    Paced,
+    /// Poisson arrivals at the same mean rate.
+    Poisson,
+}
+
+/// A value written as a number or as text with a unit (`1024`, `"1Ki"`, `"200G"`, `"2ms"`, `"imix"`):
+/// TOML files may use either, and the engines' own parsers read the text.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Quantity(pub String);
+
+impl fmt::Display for Quantity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::str::FromStr for Quantity {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Quantity(s.to_string()))
+    }
+}
+
+impl<'de> Deserialize<'de> for Quantity {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(i64),
+            Float(f64),
+            Text(String),
+        }
+        Raw::deserialize(d)
+            .map(|r| {
+                Quantity(match r {
+                    Raw::Int(i) => i.to_string(),
+                    Raw::Float(x) => x.to_string(),
+                    Raw::Text(s) => s,
+                })
+            })
+            .map_err(|_| serde::de::Error::custom("expected a number or a string such as \"1Ki\", \"200G\", \"2ms\""))
+    }
+}
+
+/// Everything one run is given. Flag `--tx-ring` is key `tx_ring`; see `rxlab run --help` for each.
+#[derive(Args, Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Name of this point in tables and figures (not part of its id).
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Engine: `live` or `sim` [default: live].
+    #[arg(long, value_enum)]
+    pub engine: Option<Engine>,
+    /// Receive interface design (see `crates/ifaces/README.md`) [default: privring].
+    #[arg(long)]
+    pub iface: Option<String>,
+    /// Network function run on every core [default: echo].
+    #[arg(long)]
+    pub app: Option<String>,
+    /// App parameters, `key=value` separated by commas, e.g. `flows=1M,reads=4`.
+    #[arg(long)]
+    pub app_params: Option<String>,
+    /// Worker cores [default: 1].
+    #[arg(long)]
+    pub cores: Option<usize>,
+    /// Receive ring size per core (a power of two; `1Ki` works) [default: 1024].
+    #[arg(long)]
+    pub ring: Option<Quantity>,
+    /// Transmit ring size per core [default: 1024].
+    #[arg(long)]
+    pub tx_ring: Option<Quantity>,
+    /// Packets per receive burst (DPDK's 32) [default: 32].
+    #[arg(long)]
+    pub burst: Option<usize>,
+    /// Per-core buffer cache (DPDK mempool cache) [default: 256].
+    #[arg(long)]
+    pub cache: Option<usize>,
+    /// shRing: cores sharing one Rx ring (must divide --cores) [default: 8].
+    #[arg(long)]
+    pub share: Option<usize>,
+    /// Batched RxList: packets per multi-packet descriptor [default: 4].
+    #[arg(long)]
+    pub list_batch: Option<u32>,
+    /// rxBisect: entries of each allocation (Ax) ring (at least 64, the vendor minimum) [default: 128].
+    #[arg(long)]
+    pub ax: Option<u32>,
+    /// rxBisect: entries of each bisected reception (Bx) ring [default: 1024].
+    #[arg(long)]
+    pub bx: Option<Quantity>,
+    /// rxBisect: Ax ring the NIC uses when the linked one is empty: `random` or `round-robin`.
+    #[arg(long)]
+    pub ax_policy: Option<String>,
+    /// Dynamic shRing: throughput threshold for switching to shared rings, Gbps [default: 170].
+    #[arg(long)]
+    pub switch_gbps: Option<f64>,
+    /// Dynamic shRing: memory-bandwidth threshold, GiB/s [default: 25].
+    #[arg(long)]
+    pub switch_mem: Option<f64>,
+    /// nicmem: bytes of on-NIC memory, e.g. `256Ki`, `64Mi` [default: the paper NIC's 256 KiB].
+    #[arg(long)]
+    pub nicmem_capacity: Option<Quantity>,
+    /// Frame size, FCS included: 64..=1518, `imix`, `dc` or `pcap:FILE` [default: 64].
+    #[arg(long)]
+    pub size: Option<Quantity>,
+    /// Number of flows [default: 1024].
+    #[arg(long)]
+    pub flows: Option<usize>,
+    /// Zipf exponent of flow popularity (default: uniform).
+    #[arg(long)]
+    pub zipf: Option<f64>,
+    /// Traffic on/off bursts `ON:OFF`, e.g. `100us:50us` (`--burst` of `rxlab trace gen`).
+    #[arg(long)]
+    pub on_off: Option<String>,
+    /// Send --target-percent of the packets to this queue (shRing §5.3, rxBisect §6.2).
+    #[arg(long)]
+    pub target_queue: Option<usize>,
+    /// Share of packets for --target-queue, 0..=100 [default: 100].
+    #[arg(long, allow_hyphen_values = true)]
+    pub target_percent: Option<f64>,
+    /// Frame size of the target queue's packets.
+    #[arg(long)]
+    pub target_size: Option<usize>,
+    /// Pick flows so that RSS puts the same number on every queue.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub rss_even: Option<bool>,
+    /// Receive queues for --target-queue or --rss-even [default: --cores].
+    #[arg(long)]
+    pub queues: Option<usize>,
+    /// TCP instead of UDP.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub tcp: Option<bool>,
+    /// IPv6 instead of IPv4.
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub ipv6: Option<bool>,
+    /// Seed of the traffic's random stream [default: 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Offered rate: `10G` (framing included), `5Mpps`, or `max` (live only) [default: max live, 200G sim].
+    #[arg(long, allow_hyphen_values = true)]
+    pub rate: Option<Quantity>,
+    /// Time traffic is offered, measured after the warm-up [default: 1s live, 2ms sim].
+    #[arg(long)]
+    pub duration: Option<Quantity>,
+    /// Unmeasured warm-up before it [default: 200ms live, 200us sim].
+    #[arg(long)]
+    pub warmup: Option<Quantity>,
+    /// Replay this pcap/pcapng instead of generating traffic (live).
+    #[arg(long)]
+    pub pcap: Option<PathBuf>,
+    /// Simulator: machine profile [default: r640-silver4216].
+    #[arg(long)]
+    pub profile: Option<String>,
+    /// Simulator: override the profile's DDIO ways (0 turns DDIO off).
+    #[arg(long)]
+    pub ddio_ways: Option<usize>,
+    /// Simulator: arrival process [default: paced].
+    #[arg(long, value_enum)]
+    pub arrivals: Option<Arrivals>,
+    /// Simulator: seed of its own random stream [default: 1].
+    #[arg(long)]
+    pub sim_seed: Option<u64>,
+}
+
+/// `Some(Quantity)` from a literal.
+fn q(s: &str) -> Option<Quantity> {
+    Some(Quantity(s.to_string()))
+}
+
+impl Params {
+    /// The value of every parameter that has one when nothing is given, for `engine`.
+    pub fn defaults(engine: Engine) -> Params {
+        let live = engine == Engine::Live;
+        Params {
+            engine: Some(engine),
+            iface: Some("privring".into()),
+            app: Some("echo".into()),
+            app_params: Some(String::new()),
+            cores: Some(1),
+            ring: q("1024"),
+            tx_ring: q("1024"),
+            burst: Some(32),
+            cache: Some(256),
+            share: Some(8),
+            list_batch: Some(4),
+            ax: Some(128),
+            bx: q("1024"),
+            ax_policy: Some("random".into()),
+            switch_gbps: Some(170.0),
+            switch_mem: Some(25.0),
+            size: q("64"),
+            flows: Some(1024),
+            rss_even: Some(false),
+            tcp: Some(false),
+            ipv6: Some(false),
+            seed: Some(1),
+            rate: q(if live { "max" } else { "200G" }),
+            duration: q(if live { "1s" } else { "2ms" }),
+            warmup: q(if live { "200ms" } else { "200us" }),
+            profile: Some("r640-silver4216".into()),
+            arrivals: Some(Arrivals::Paced),
+            sim_seed: Some(1),
+            ..Params::default()
+        }
+    }
+
+    /// `self` with every parameter `top` sets replaced by `top`'s value.
+    pub fn overlay(&self, top: &Params) -> Params {
+        let mut table = to_table(self);
+        table.extend(to_table(top));
+        from_table(table).expect("a table made of two valid Params is valid")
+    }
+
+    /// The defaults of this engine with `self` on top: every parameter with a default has a value.
+    pub fn resolved(&self) -> Params {
+        Params::defaults(self.engine.unwrap_or(Engine::Live)).overlay(self)
+    }
+
+    /// Whether no parameter is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Params::default()
+    }
+}
+
+fn to_table(p: &Params) -> toml::Table {
+    toml::Table::try_from(p).expect("Params serialise to a TOML table")
+}
+
+/// Read parameters from a TOML table; the error names the offending key.
+pub fn from_table(t: toml::Table) -> Result<Params> {
+    let keys: Vec<String> = t.keys().cloned().collect();
+    Params::deserialize(toml::Value::Table(t)).with_context(|| format!("in the parameters {}", keys.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overlay_keeps_unset_values() {
+        let base = Params { cores: Some(4), iface: Some("shring".into()), ..Params::default() };
+        let top = Params { cores: Some(8), ..Params::default() };
+        let o = base.overlay(&top);
+        assert_eq!(o.cores, Some(8));
+        assert_eq!(o.iface.as_deref(), Some("shring"));
+    }
+
+    #[test]
+    fn quantities_take_numbers_and_text() {
+        let p: Params = toml::from_str("ring = 256\nrate = \"100G\"\nsize = 1500").unwrap();
+        assert_eq!(p.ring, q("256"));
+        assert_eq!(p.rate, q("100G"));
+        assert_eq!(p.size, q("1500"));
+    }
+
+    #[test]
+    fn resolved_fills_engine_defaults() {
+        let p = Params { engine: Some(Engine::Sim), ..Params::default() }.resolved();
+        assert_eq!(p.rate, q("200G"));
+        assert_eq!(Params::default().resolved().rate, q("max"));
+    }
+}

@@ -1,0 +1,175 @@
+//! One point: resolved [`Params`] turned into an engine configuration and run. `rxlab run` flags, an
+//! experiment's cases and a sweep's points all go through [`build`] and [`execute`], so the same
+//! parameters always give the same configuration.
+
+use crate::params::{Arrivals, Engine, Params, Quantity};
+use crate::traffic_args::{TrafficArgs, flag};
+use anyhow::{Result, anyhow, bail};
+use apps::AppParams;
+use ifaces::shring::dynamic::Thresholds;
+use ifaces::{IfaceConfig, RingSize};
+use live::{LiveConfig, Pace, Traffic};
+use std::time::Duration;
+use traffic::Rate;
+use traffic::sizes::SizeDist;
+use traffic::units::parse_duration_ns;
+
+/// An engine configuration ready to run.
+#[derive(Debug, Clone)]
+pub enum Config {
+    /// A live run.
+    Live(Box<LiveConfig>),
+    /// A simulation run.
+    Sim(Box<sim::SimConfig>),
+}
+
+/// What a run produced: its report as JSON (for results) and as the engine's table (for people).
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The engine's report, serialised.
+    pub json: serde_json::Value,
+    /// The engine's report, printed.
+    pub text: String,
+}
+
+/// A resolved parameter, or an error naming it (only [`Params::resolved`] values reach here).
+fn get<'a, T>(v: &'a Option<T>, name: &str) -> Result<&'a T> {
+    v.as_ref().ok_or_else(|| anyhow!("--{name} has no value"))
+}
+
+fn text<'a>(v: &'a Option<Quantity>, name: &str) -> Result<&'a str> {
+    Ok(get(v, name)?.0.trim())
+}
+
+fn duration(p: &Option<Quantity>, name: &str) -> Result<Duration> {
+    flag(name, parse_duration_ns(text(p, name)?)).map(Duration::from_nanos)
+}
+
+fn iface(p: &Params) -> Result<IfaceConfig> {
+    let mut cfg = IfaceConfig {
+        cores: *get(&p.cores, "cores")?,
+        ring: flag("ring", text(&p.ring, "ring")?.parse::<RingSize>())?,
+        tx_ring: flag("tx-ring", text(&p.tx_ring, "tx-ring")?.parse::<RingSize>())?,
+        cache: *get(&p.cache, "cache")?,
+        burst: *get(&p.burst, "burst")?,
+        share: *get(&p.share, "share")?,
+        list_batch: *get(&p.list_batch, "list-batch")?,
+        ax: *get(&p.ax, "ax")?,
+        bx: flag("bx", text(&p.bx, "bx")?.parse::<RingSize>())?,
+        ax_policy: flag("ax-policy", get(&p.ax_policy, "ax-policy")?.parse())?,
+        dynamic: Thresholds {
+            gbps: *get(&p.switch_gbps, "switch-gbps")?,
+            mem_gib_per_s: *get(&p.switch_mem, "switch-mem")?,
+            ..Thresholds::default()
+        },
+        ..IfaceConfig::default()
+    };
+    if let Some(c) = &p.nicmem_capacity {
+        cfg.nicmem.capacity = flag("nicmem-capacity", ifaces::ringsize::parse_count(&c.0))? as usize;
+    }
+    Ok(cfg)
+}
+
+fn traffic(p: &Params) -> Result<TrafficArgs> {
+    Ok(TrafficArgs {
+        size: text(&p.size, "size")?.to_string(),
+        flows: *get(&p.flows, "flows")?,
+        zipf: p.zipf,
+        burst: p.on_off.clone(),
+        target_queue: p.target_queue,
+        target_percent: p.target_percent,
+        target_size: p.target_size,
+        rss_even: *get(&p.rss_even, "rss-even")?,
+        queues: p.queues,
+        tcp: *get(&p.tcp, "tcp")?,
+        ipv6: *get(&p.ipv6, "ipv6")?,
+        seed: *get(&p.seed, "seed")?,
+    })
+}
+
+fn app_params(p: &Params) -> Result<AppParams> {
+    AppParams::parse(get(&p.app_params, "app-params")?).map_err(|e| anyhow!("invalid --app-params: {e}"))
+}
+
+/// The engine configuration of resolved parameters (see [`Params::resolved`]).
+pub fn build(p: &Params) -> Result<Config> {
+    let cores = *get(&p.cores, "cores")?;
+    let design = get(&p.iface, "iface")?.clone();
+    let app = get(&p.app, "app")?.clone();
+    let duration_v = duration(&p.duration, "duration")?;
+    let warmup = duration(&p.warmup, "warmup")?;
+    let rate = text(&p.rate, "rate")?;
+    match get(&p.engine, "engine")? {
+        Engine::Live => {
+            let parsed: Option<Rate> = (rate != "max").then(|| flag("rate", rate.parse())).transpose()?;
+            // With `max` the NIC thread ignores the generator's rate; any valid one will do.
+            let gen_cfg = traffic(p)?.config(parsed.unwrap_or(Rate::Gbps(100.0)), Some(cores))?;
+            let pace = match parsed {
+                None => Pace::Max,
+                Some(Rate::Mpps(m)) => Pace::Pps(m * 1e6),
+                Some(r) => Pace::Pps(1e12 / r.gap_ps(SizeDist::from_spec(&gen_cfg.size)?.mean().round() as usize)),
+            };
+            let traffic = match &p.pcap {
+                Some(f) => Traffic::Pcap(f.clone()),
+                None => Traffic::Generate(gen_cfg),
+            };
+            Ok(Config::Live(Box::new(LiveConfig {
+                design,
+                iface: iface(p)?,
+                app,
+                app_params: app_params(p)?,
+                traffic,
+                pace,
+                duration: duration_v,
+                warmup,
+            })))
+        }
+        Engine::Sim => {
+            if p.pcap.is_some() {
+                bail!("invalid --pcap: the simulator generates its traffic; replay a capture with --engine live");
+            }
+            if rate == "max" {
+                bail!("invalid --rate: `max` is the live NIC thread's pace; give the simulator a rate, e.g. 200G");
+            }
+            Ok(Config::Sim(Box::new(sim::SimConfig {
+                profile: get(&p.profile, "profile")?.clone(),
+                ddio_ways: p.ddio_ways,
+                iface: iface(p)?,
+                design,
+                app,
+                app_params: app_params(p)?,
+                traffic: traffic(p)?.config(flag("rate", rate.parse())?, Some(cores))?,
+                arrivals: match get(&p.arrivals, "arrivals")? {
+                    Arrivals::Paced => sim::Arrivals::Paced,
+                    Arrivals::Poisson => sim::Arrivals::Poisson,
+                },
+                duration_ps: (warmup + duration_v).as_nanos() as u64 * 1000,
+                warmup_ps: warmup.as_nanos() as u64 * 1000,
+                seed: *get(&p.sim_seed, "sim-seed")?,
+            })))
+        }
+    }
+}
+
+/// Run a configuration.
+pub fn execute(cfg: &Config) -> Result<Outcome> {
+    Ok(match cfg {
+        Config::Live(c) => {
+            let r = live::run(c)?;
+            Outcome { json: serde_json::to_value(&r)?, text: r.to_string() }
+        }
+        Config::Sim(c) => {
+            let r = sim::run(c)?;
+            Outcome { json: serde_json::to_value(&r)?, text: r.to_string() }
+        }
+    })
+}
+
+/// A stable identifier of a point: 16 hex digits of FNV-1a over its resolved parameters without the
+/// label (the same run under two names is one point).
+pub fn id(p: &Params) -> String {
+    let unlabelled = Params { label: None, ..p.clone() };
+    let bytes = serde_json::to_vec(&unlabelled).expect("Params serialise to JSON");
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
+    format!("{hash:016x}")
+}

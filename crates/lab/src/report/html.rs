@@ -1,0 +1,85 @@
+//! `report.html`: one self-contained page (figures inlined as SVG, no external files or scripts).
+
+use super::Section;
+use crate::claim::Verdict;
+use crate::compare::{COLUMNS, varying_params};
+use std::fmt::Write;
+
+/// Escape text for HTML.
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
+table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
+td:first-child,th:first-child{text-align:left}th{background:#eee}.ok{color:#06702a;font-weight:bold}\
+.miss{color:#b00020;font-weight:bold}figure{display:inline-block;margin:.5em}figcaption{font-size:13px;color:#555}\
+h2{border-bottom:2px solid #ddd;margin-top:2em}";
+
+/// The verdict cell: value, and whether it is within tolerance.
+pub fn verdict_cells(v: &Verdict) -> [String; 4] {
+    let rx = v.rxlab.map_or_else(|| "no data".into(), |x| format!("{x:.3}"));
+    let (class, word) = if v.within { ("ok", "within") } else { ("miss", "miss") };
+    [esc(&v.what), format!("{:.3}", v.paper), rx, format!("<span class=\"{class}\">{word} (±{:.0} %)</span>", v.tolerance * 100.0)]
+}
+
+fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
+    out.push_str("<table><tr>");
+    header.iter().for_each(|h| _ = write!(out, "<th>{}</th>", esc(h)));
+    out.push_str("</tr>");
+    for r in rows {
+        out.push_str("<tr>");
+        r.iter().for_each(|c| _ = write!(out, "<td>{c}</td>"));
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>\n");
+}
+
+/// The page for `sections`.
+pub fn page(sections: &[Section]) -> String {
+    let mut out = format!("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>rxlab report</title><style>{STYLE}</style></head><body>\n<h1>rxlab report</h1>\n");
+    let claims: Vec<Vec<String>> = sections
+        .iter()
+        .filter_map(|s| s.exp.claim.as_ref().map(|c| (s, c)))
+        .flat_map(|(s, c)| {
+            s.verdicts.iter().map(move |v| {
+                let [what, paper, rx, verdict] = verdict_cells(v);
+                vec![format!("<a href=\"#{}\">{}</a>", esc(&s.exp.name), esc(&format!("{} {}", c.paper, c.figure))), what, paper, rx, verdict]
+            })
+        })
+        .collect();
+    if !claims.is_empty() {
+        out.push_str("<h2>Claims: the paper's value next to rxlab's</h2>\n");
+        let header = ["claim", "ratio", "paper", "rxlab", "verdict"].map(String::from);
+        table(&mut out, &header, &claims);
+    }
+    for s in sections {
+        let title = if s.exp.meta.title.is_empty() { &s.exp.name } else { &s.exp.meta.title };
+        _ = write!(out, "<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n", esc(&s.exp.name), esc(title), esc(&s.exp.meta.description));
+        if let Some(c) = &s.exp.claim {
+            _ = writeln!(out, "<p><b>{} {}:</b> {}</p>", esc(&c.paper), esc(&c.figure), esc(&c.text));
+            let rows: Vec<Vec<String>> = s.verdicts.iter().map(|v| verdict_cells(v).to_vec()).collect();
+            table(&mut out, &["ratio", "paper", "rxlab", "verdict"].map(String::from), &rows);
+        }
+        for f in &s.figures {
+            _ = write!(out, "<figure>{}<figcaption>{} (<a href=\"{}\">PNG</a>)</figcaption></figure>\n", f.svg, esc(&f.title), esc(&f.png));
+        }
+        let params = varying_params(&s.rows);
+        let mut header = vec!["point".to_string()];
+        header.extend(params.iter().cloned());
+        header.extend(COLUMNS.iter().map(|c| c.header.to_string()));
+        let rows: Vec<Vec<String>> = s
+            .rows
+            .iter()
+            .map(|r| {
+                let mut line = vec![esc(&r.label())];
+                line.extend(params.iter().map(|p| esc(&r.text(p))));
+                line.extend(COLUMNS.iter().map(|c| (c.value)(r)));
+                line
+            })
+            .collect();
+        table(&mut out, &header, &rows);
+    }
+    out.push_str("</body></html>\n");
+    out
+}

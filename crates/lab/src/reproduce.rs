@@ -1,0 +1,159 @@
+//! `rxlab reproduce`: run every experiment in `experiments/` that records a paper's claim and print the
+//! verdict table (claim, paper, rxlab, within tolerance or not), then render the report.
+
+use crate::claim::Verdict;
+use crate::experiment::{Experiment, Point};
+use crate::params::{Params, Quantity};
+use crate::{point, report, sweep};
+use anyhow::{Context, Result};
+use clap::Args;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use traffic::units::parse_duration_ns;
+
+/// Arguments of `rxlab reproduce`.
+#[derive(Args, Debug)]
+pub struct ReproduceArgs {
+    /// Run each claim at a tenth of its duration and warm-up (for CI).
+    #[arg(long)]
+    quick: bool,
+    /// Directory of experiment files.
+    #[arg(long, default_value = "experiments")]
+    dir: PathBuf,
+    /// Only the experiments whose file name contains this.
+    #[arg(long)]
+    only: Option<String>,
+    /// Results directory (one subdirectory per claim, and report.html).
+    #[arg(short, long, default_value = "results/reproduce")]
+    out: PathBuf,
+    /// Parallel runs [default: the machine's cores].
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Parameters that override every point's (e.g. `--duration 50us` for a smoke test).
+    #[command(flatten)]
+    flags: Params,
+}
+
+/// What happened to one claim.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClaimResult {
+    /// Experiment name.
+    pub name: String,
+    /// Paper and figure.
+    pub claim: String,
+    /// Verdicts of its checks (empty when it did not run).
+    pub verdicts: Vec<Verdict>,
+    /// Why it did not run (a design missing, a failed point).
+    pub not_run: Option<String>,
+    /// Wall-clock seconds.
+    pub wall_s: f64,
+}
+
+/// `d` divided by `by`, as nanoseconds.
+fn shorter(d: &Option<Quantity>, by: u64) -> Option<Quantity> {
+    let ns = parse_duration_ns(&d.as_ref()?.0).ok()?;
+    Some(Quantity(format!("{}ns", (ns / by).max(1))))
+}
+
+/// The points of `exp`, a tenth as long in quick mode.
+fn points(exp: &Experiment, flags: &Params, quick: bool) -> Vec<Point> {
+    let mut pts = exp.points(flags);
+    if quick {
+        for p in &mut pts {
+            p.params.duration = shorter(&p.params.duration, 10);
+            p.params.warmup = shorter(&p.params.warmup, 10);
+            p.id = point::id(&p.params);
+        }
+    }
+    pts
+}
+
+fn reproduce_one(exp: &Experiment, a: &ReproduceArgs) -> ClaimResult {
+    let start = Instant::now();
+    let claim = exp.claim.as_ref().expect("only experiments with a claim");
+    let pts = points(exp, &a.flags, a.quick);
+    let missing: Vec<String> = pts
+        .iter()
+        .filter_map(|p| p.params.iface.clone())
+        .filter(|d| !ifaces::DESIGN_NAMES.contains(&d.as_str()))
+        .collect();
+    let outcome = if let Some(d) = missing.first() {
+        Err(format!("design missing ({d})"))
+    } else {
+        sweep::sweep(exp, &pts, &a.out.join(&exp.name), a.jobs).map_err(|e| format!("{e:#}"))
+    };
+    let (verdicts, not_run) = match outcome {
+        Ok(rows) => (claim.check.iter().map(|c| c.verdict(&rows)).collect(), None),
+        Err(e) => (vec![], Some(e)),
+    };
+    ClaimResult {
+        name: exp.name.clone(),
+        claim: format!("{} {}", claim.paper, claim.figure),
+        verdicts,
+        not_run,
+        wall_s: start.elapsed().as_secs_f64(),
+    }
+}
+
+/// The experiments with a claim in `dir`, by file name.
+fn claims(dir: &Path, only: Option<&str>) -> Result<Vec<Experiment>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}: give --dir the experiments directory", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| only.is_none_or(|o| p.file_name().is_some_and(|n| n.to_string_lossy().contains(o))))
+        .collect();
+    files.sort();
+    let exps = files.iter().map(|f| Experiment::load(f)).collect::<Result<Vec<_>>>()?;
+    Ok(exps.into_iter().filter(|e| e.claim.is_some()).collect())
+}
+
+/// The verdict table as text.
+pub fn table(results: &[ClaimResult]) -> String {
+    let mut lines = vec![format!("{:<34} {:<46} {:>8} {:>8}  verdict", "claim", "ratio", "paper", "rxlab")];
+    for r in results {
+        if let Some(why) = &r.not_run {
+            lines.push(format!("{:<34} {:<46} {:>8} {:>8}  not run: {why}", r.claim, "", "", ""));
+        }
+        for v in &r.verdicts {
+            let rx = v.rxlab.map_or_else(|| "-".into(), |x| format!("{x:.3}"));
+            let verdict = if v.within { "within" } else { "MISS" };
+            lines.push(format!("{:<34} {:<46} {:>8.3} {rx:>8}  {verdict} (±{:.0} %)", r.claim, v.what, v.paper, v.tolerance * 100.0));
+        }
+    }
+    lines.join("\n")
+}
+
+/// Run `rxlab reproduce`.
+pub fn run(a: ReproduceArgs) -> Result<()> {
+    let start = Instant::now();
+    let exps = claims(&a.dir, a.only.as_deref())?;
+    if exps.is_empty() {
+        anyhow::bail!("no experiment with a [claim] in {}; check --dir and --only", a.dir.display());
+    }
+    let results: Vec<ClaimResult> = exps
+        .iter()
+        .map(|e| {
+            let r = reproduce_one(e, &a);
+            eprintln!("{}: {:.1} s", r.name, r.wall_s);
+            r
+        })
+        .collect();
+    std::fs::create_dir_all(&a.out)?;
+    std::fs::write(a.out.join("verdicts.json"), serde_json::to_string_pretty(&results)? + "\n")?;
+    println!("{}", table(&results));
+    let checks: Vec<&Verdict> = results.iter().flat_map(|r| &r.verdicts).collect();
+    println!(
+        "{} of {} checks within tolerance, {} claims not run; {:.0} s{}",
+        checks.iter().filter(|v| v.within).count(),
+        checks.len(),
+        results.iter().filter(|r| r.not_run.is_some()).count(),
+        start.elapsed().as_secs_f64(),
+        if a.quick { " (quick)" } else { "" }
+    );
+    if results.iter().any(|r| r.not_run.is_none()) {
+        println!("report: {}", report::render(&a.out)?.display());
+    }
+    Ok(())
+}

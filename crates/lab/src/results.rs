@@ -1,0 +1,177 @@
+//! Results of a sweep on disk: `points.jsonl` (one finished point a line, appended as points finish, the
+//! record a rerun resumes from), and `results.csv` / `results.json` (one row per point in point order,
+//! every parameter and every output metric flattened to dotted column names).
+
+use crate::experiment::Point;
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write;
+use std::path::Path;
+
+/// The experiment's text, saved next to its results.
+pub const EXPERIMENT_FILE: &str = "experiment.toml";
+/// Finished points, one JSON object a line.
+pub const POINTS_FILE: &str = "points.jsonl";
+
+/// One finished point.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Position in the experiment's expansion.
+    pub index: usize,
+    /// Stable point id.
+    pub id: String,
+    /// Resolved parameters, flattened.
+    pub params: BTreeMap<String, Value>,
+    /// Output metrics, flattened (empty when the run failed).
+    pub metrics: BTreeMap<String, Value>,
+    /// Why the run failed, if it did (the point is retried on the next run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Row {
+    /// A row for `point` from its report (or its error).
+    pub fn new(point: &Point, report: Result<&Value, String>) -> Row {
+        let params = flatten(&serde_json::to_value(&point.params).expect("Params serialise"));
+        let (metrics, error) = match report {
+            Ok(v) => (flatten(v), None),
+            Err(e) => (BTreeMap::new(), Some(e)),
+        };
+        Row { index: point.index, id: point.id.clone(), params, metrics, error }
+    }
+
+    /// A metric as a number (`None` when missing or not numeric).
+    pub fn metric(&self, key: &str) -> Option<f64> {
+        self.metrics.get(key).and_then(Value::as_f64)
+    }
+
+    /// A parameter or metric as display text (`""` when missing).
+    pub fn text(&self, key: &str) -> String {
+        match self.params.get(key).or_else(|| self.metrics.get(key)) {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Null) | None => String::new(),
+            Some(v) => v.to_string(),
+        }
+    }
+
+    /// The point's label.
+    pub fn label(&self) -> String {
+        self.text("label")
+    }
+}
+
+/// `{"a": {"b": 1}, "c": [2]}` → `{"a.b": 1, "c.0": 2}`; nulls are dropped.
+pub fn flatten(v: &Value) -> BTreeMap<String, Value> {
+    fn go(prefix: &str, v: &Value, out: &mut BTreeMap<String, Value>) {
+        let key = |k: &str| if prefix.is_empty() { k.to_string() } else { format!("{prefix}.{k}") };
+        match v {
+            Value::Object(m) => m.iter().for_each(|(k, v)| go(&key(k), v, out)),
+            Value::Array(a) => a.iter().enumerate().for_each(|(i, v)| go(&key(&i.to_string()), v, out)),
+            Value::Null => {}
+            v => {
+                out.insert(prefix.to_string(), v.clone());
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    go("", v, &mut out);
+    out
+}
+
+/// The rows recorded in `dir/points.jsonl` (none if the file does not exist).
+pub fn load_points(dir: &Path) -> Result<Vec<Row>> {
+    let path = dir.join(POINTS_FILE);
+    let Ok(text) = std::fs::read_to_string(&path) else { return Ok(vec![]) };
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            serde_json::from_str(l).with_context(|| {
+                format!("{}:{}: not a result line; delete the line (its point will rerun)", path.display(), i + 1)
+            })
+        })
+        .collect()
+}
+
+/// The successful rows of `rows`, the latest per id, in point order.
+pub fn finished(rows: Vec<Row>) -> Vec<Row> {
+    let mut by_id: BTreeMap<String, Row> = BTreeMap::new();
+    for r in rows.into_iter().filter(|r| r.error.is_none()) {
+        by_id.insert(r.id.clone(), r);
+    }
+    let mut out: Vec<Row> = by_id.into_values().collect();
+    out.sort_by_key(|r| r.index);
+    out
+}
+
+/// Appends rows to `points.jsonl`, one whole line per write.
+pub struct PointLog(std::sync::Mutex<std::fs::File>);
+
+impl PointLog {
+    /// Open `dir/points.jsonl` for appending.
+    pub fn open(dir: &Path) -> Result<PointLog> {
+        let path = dir.join(POINTS_FILE);
+        let f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot write {}: check the directory's permissions", path.display()))?;
+        Ok(PointLog(std::sync::Mutex::new(f)))
+    }
+
+    /// Record one row.
+    pub fn append(&self, row: &Row) -> Result<()> {
+        let mut line = serde_json::to_string(row)?;
+        line.push('\n');
+        let mut f = self.0.lock().expect("no writer panics while holding the log");
+        f.write_all(line.as_bytes()).context("cannot append to points.jsonl")
+    }
+}
+
+/// Write `results.csv` and `results.json` for `rows` into `dir`.
+pub fn write_tables(dir: &Path, rows: &[Row]) -> Result<()> {
+    std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(rows)? + "\n")?;
+    let params: BTreeSet<&String> = rows.iter().flat_map(|r| r.params.keys()).collect();
+    let metrics: BTreeSet<&String> = rows.iter().flat_map(|r| r.metrics.keys()).collect();
+    let mut w = csv::Writer::from_path(dir.join("results.csv")).context("cannot write results.csv")?;
+    let mut header = vec!["index".to_string(), "id".to_string()];
+    header.extend(params.iter().map(|k| k.to_string()));
+    header.extend(metrics.iter().map(|k| k.to_string()));
+    w.write_record(&header)?;
+    for r in rows {
+        let mut rec = vec![r.index.to_string(), r.id.clone()];
+        rec.extend(params.iter().map(|k| r.text(k)));
+        rec.extend(metrics.iter().map(|k| r.metrics.get(*k).map_or(String::new(), cell)));
+        w.write_record(&rec)?;
+    }
+    w.flush()?;
+    Ok(())
+}
+
+fn cell(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// Read `results.json` from a results directory.
+pub fn load_results(dir: &Path) -> Result<Vec<Row>> {
+    let path = dir.join("results.json");
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {}: run `rxlab sweep` or `rxlab merge` first", path.display()))?;
+    serde_json::from_str(&text).with_context(|| format!("{} is not an rxlab results file", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flatten_nests_with_dots() {
+        let f = flatten(&serde_json::json!({"a": {"b": 1}, "c": [2, null], "d": "x"}));
+        assert_eq!(f.keys().collect::<Vec<_>>(), ["a.b", "c.0", "d"]);
+    }
+}

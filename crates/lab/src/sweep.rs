@@ -1,0 +1,148 @@
+//! `rxlab sweep`: every point of an experiment in parallel (rayon, one run per core), with a progress
+//! bar, resumable from `points.jsonl`, optionally one shard of a larger sweep.
+
+use crate::experiment::{Experiment, Point};
+use crate::params::Params;
+use std::collections::HashSet;
+use crate::point;
+use crate::results::{self, EXPERIMENT_FILE, PointLog, Row};
+use anyhow::{Context, Result, anyhow, bail};
+use clap::Args;
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Instant;
+
+/// `--shard i/n`: the points whose index is `i - 1` modulo `n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// 1-based shard number.
+    pub index: usize,
+    /// Number of shards.
+    pub count: usize,
+}
+
+impl FromStr for Shard {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let bad = || format!("'{s}': write i/n with 1 <= i <= n, e.g. 2/8");
+        let (i, n) = s.split_once('/').ok_or_else(bad)?;
+        let (index, count) = (i.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        if index == 0 || index > count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+impl Shard {
+    /// Whether point `index` belongs to this shard.
+    pub fn holds(&self, index: usize) -> bool {
+        index % self.count == self.index - 1
+    }
+}
+
+/// Arguments of `rxlab sweep`.
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// Experiment file.
+    experiment: PathBuf,
+    /// Results directory [default: results/NAME].
+    #[arg(short, long)]
+    out: Option<PathBuf>,
+    /// Run only the i-th of n disjoint slices of the points (for job arrays); join with `rxlab merge`.
+    #[arg(long)]
+    shard: Option<Shard>,
+    /// Parallel runs [default: the machine's cores].
+    #[arg(long)]
+    jobs: Option<usize>,
+    /// Parameters that override every point's.
+    #[command(flatten)]
+    flags: Params,
+}
+
+/// Run `rxlab sweep`.
+pub fn run(a: SweepArgs) -> Result<()> {
+    let exp = Experiment::load(&a.experiment)?;
+    let dir = a.out.unwrap_or_else(|| Path::new("results").join(&exp.name));
+    let points: Vec<Point> =
+        exp.points(&a.flags).into_iter().filter(|p| a.shard.is_none_or(|s| s.holds(p.index))).collect();
+    let rows = sweep(&exp, &points, &dir, a.jobs)?;
+    println!("{}", crate::compare::table(&rows));
+    println!("{} points in {} (results.csv, results.json)", rows.len(), dir.display());
+    Ok(())
+}
+
+/// Run the `points` of `exp` that `dir` does not hold yet, and write `dir`'s tables for all of them.
+pub fn sweep(exp: &Experiment, points: &[Point], dir: &Path, jobs: Option<usize>) -> Result<Vec<Row>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}: check the path", dir.display()))?;
+    std::fs::write(dir.join(EXPERIMENT_FILE), &exp.source)?;
+    let done = results::finished(results::load_points(dir)?);
+    let done_ids: HashSet<&str> = done.iter().map(|r| r.id.as_str()).collect();
+    let pending: Vec<&Point> = points.iter().filter(|p| !done_ids.contains(p.id.as_str())).collect();
+    let log = PointLog::open(dir)?;
+    let fresh = run_points(&pending, jobs, Some(&log))?;
+    let failed: Vec<&Row> = fresh.iter().filter(|r| r.error.is_some()).collect();
+    let wanted: HashSet<&str> = points.iter().map(|p| p.id.as_str()).collect();
+    let rows: Vec<Row> = results::finished(done.iter().chain(&fresh).cloned().collect())
+        .into_iter()
+        .filter(|r| wanted.contains(r.id.as_str()))
+        .collect();
+    results::write_tables(dir, &rows)?;
+    if let Some(first) = failed.first() {
+        bail!(
+            "{} of {} points failed (kept out of the results; rerun to retry); point {}: {}",
+            failed.len(),
+            pending.len(),
+            first.id,
+            first.error.as_deref().unwrap_or_default()
+        );
+    }
+    Ok(rows)
+}
+
+/// Run `points` in parallel on `jobs` threads, logging each row as it finishes; rows in point order.
+pub fn run_points(points: &[&Point], jobs: Option<usize>, log: Option<&PointLog>) -> Result<Vec<Row>> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| anyhow!("invalid --jobs: {e}"))?;
+    let bar = indicatif::ProgressBar::new(points.len() as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} points  {elapsed} elapsed, {eta} left  {msg}")
+            .expect("valid template"),
+    );
+    let rows: Vec<Result<Row>> = pool.install(|| {
+        points
+            .par_iter()
+            .map(|p| {
+                let start = Instant::now();
+                let outcome = point::build(&p.params).and_then(|c| point::execute(&c));
+                let row = Row::new(p, outcome.as_ref().map(|o| &o.json).map_err(|e| format!("{e:#}")));
+                bar.inc(1);
+                bar.set_message(format!("last: {} in {:.1} s", p.params.label.as_deref().unwrap_or(""), start.elapsed().as_secs_f64()));
+                if let Some(log) = log {
+                    log.append(&row)?;
+                }
+                Ok(row)
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    rows.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_partition_the_points() {
+        let shards: Vec<Shard> = (1..=3).map(|i| format!("{i}/3").parse().unwrap()).collect();
+        for index in 0..10 {
+            assert_eq!(shards.iter().filter(|s| s.holds(index)).count(), 1);
+        }
+        assert!("0/3".parse::<Shard>().is_err());
+        assert!("4/3".parse::<Shard>().is_err());
+    }
+}
