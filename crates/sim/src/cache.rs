@@ -1,7 +1,8 @@
 //! A set-associative cache array over real line addresses with true LRU: the simulator's hot path.
 //!
-//! Layout: per set, 16 compact `u32` tags in one 64-byte host line, and a 32-byte metadata record with
-//! one-byte LRU ages and bit masks for valid, dirty and two flags the owner of the array may use. An
+//! Layout: per set, one 128-byte record: 16 compact `u32` tags in one 64-byte host line, and in the
+//! adjacent line the metadata, one-byte LRU ages and bit masks for valid, dirty and two flags the owner
+//! of the array may use (adjacent, so the host's adjacent-line prefetch brings both). An
 //! invalid way holds the tag [`INVALID`], so a lookup compares all 16 tags branch-free (the compiler
 //! turns it into a vector compare) and reads one host cache line; only replacement and state changes
 //! read the metadata. A DMA sweep over consecutive lines walks the arrays sequentially.
@@ -14,14 +15,17 @@ pub const MAX_WAYS: usize = 16;
 /// The tag of an invalid way (no line address maps to it: simulated addresses stay below 2^42 bytes).
 const INVALID: u32 = u32::MAX;
 
-/// Tags of one set: one host cache line.
+/// One set: its tags in one host cache line, its metadata in the next.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
-struct Tags([u32; MAX_WAYS]);
+struct Set {
+    tags: [u32; MAX_WAYS],
+    meta: Meta,
+}
 
 /// Metadata of one set.
 #[derive(Debug, Clone, Copy)]
-#[repr(C, align(32))]
+#[repr(C)]
 struct Meta {
     /// LRU rank of each way: 0 is most recent; unused ways hold 255 and never age.
     age: [u8; MAX_WAYS],
@@ -66,8 +70,7 @@ pub struct Evicted {
 pub struct SetAssoc {
     set_bits: u32,
     ways: usize,
-    tags: Vec<Tags>,
-    meta: Vec<Meta>,
+    sets: Vec<Set>,
 }
 
 impl SetAssoc {
@@ -79,12 +82,7 @@ impl SetAssoc {
             *a = w as u8;
         }
         let meta = Meta { age, valid: 0, dirty: 0, flag_a: 0, flag_b: 0 };
-        SetAssoc {
-            set_bits: sets.trailing_zeros(),
-            ways,
-            tags: vec![Tags([INVALID; MAX_WAYS]); sets],
-            meta: vec![meta; sets],
-        }
+        SetAssoc { set_bits: sets.trailing_zeros(), ways, sets: vec![Set { tags: [INVALID; MAX_WAYS], meta }; sets] }
     }
 
     /// Number of ways.
@@ -109,7 +107,7 @@ impl SetAssoc {
     #[inline(always)]
     pub fn find(&self, line: u64) -> Option<Slot> {
         let (set, tag) = self.split(line);
-        let tags = &self.tags[set].0;
+        let tags = &self.sets[set].tags;
         let mut hits = 0u32;
         for (w, &t) in tags.iter().enumerate() {
             hits |= u32::from(t == tag) << w;
@@ -120,7 +118,7 @@ impl SetAssoc {
     /// Make `s` the most recently used line of its set.
     #[inline(always)]
     pub fn touch(&mut self, s: Slot) {
-        let age = &mut self.meta[s.set as usize].age;
+        let age = &mut self.sets[s.set as usize].meta.age;
         let a = age[s.way as usize];
         for x in age.iter_mut() {
             *x += u8::from(*x < a);
@@ -133,7 +131,7 @@ impl SetAssoc {
     #[inline]
     pub fn victim(&self, line: u64, mask: u16) -> Slot {
         let (set, _) = self.split(line);
-        let m = &self.meta[set];
+        let m = &self.sets[set].meta;
         let free = mask & !m.valid;
         let way = if free != 0 {
             free.trailing_zeros()
@@ -155,13 +153,14 @@ impl SetAssoc {
         let (set, tag) = self.split(line);
         debug_assert_eq!(set, s.set as usize);
         let bit = 1u16 << s.way;
-        let m = &mut self.meta[set];
+        let set_bits = self.set_bits;
+        let Set { tags, meta: m } = &mut self.sets[set];
         let old = (m.valid & bit != 0).then(|| Evicted {
-            line: (u64::from(self.tags[set].0[s.way as usize]) << self.set_bits) | set as u64,
+            line: (u64::from(tags[s.way as usize]) << set_bits) | set as u64,
             dirty: m.dirty & bit != 0,
             flag_a: m.flag_a & bit != 0,
         });
-        self.tags[set].0[s.way as usize] = tag;
+        tags[s.way as usize] = tag;
         m.valid |= bit;
         m.dirty = (m.dirty & !bit) | if dirty { bit } else { 0 };
         m.flag_a &= !bit;
@@ -174,9 +173,9 @@ impl SetAssoc {
     #[inline]
     pub fn invalidate(&mut self, s: Slot) -> bool {
         let bit = 1u16 << s.way;
-        let m = &mut self.meta[s.set as usize];
+        let Set { tags, meta: m } = &mut self.sets[s.set as usize];
         let dirty = m.dirty & bit != 0;
-        self.tags[s.set as usize].0[s.way as usize] = INVALID;
+        tags[s.way as usize] = INVALID;
         m.valid &= !bit;
         m.dirty &= !bit;
         m.flag_a &= !bit;
@@ -187,45 +186,45 @@ impl SetAssoc {
     /// Whether the line in `s` is dirty.
     #[inline(always)]
     pub fn dirty(&self, s: Slot) -> bool {
-        self.meta[s.set as usize].dirty & (1 << s.way) != 0
+        self.sets[s.set as usize].meta.dirty & (1 << s.way) != 0
     }
 
     /// Set or clear the dirty bit of `s`.
     #[inline(always)]
     pub fn set_dirty(&mut self, s: Slot, on: bool) {
-        let m = &mut self.meta[s.set as usize];
+        let m = &mut self.sets[s.set as usize].meta;
         m.dirty = (m.dirty & !(1 << s.way)) | (u16::from(on) << s.way);
     }
 
     /// Flag A of `s`.
     #[inline(always)]
     pub fn flag_a(&self, s: Slot) -> bool {
-        self.meta[s.set as usize].flag_a & (1 << s.way) != 0
+        self.sets[s.set as usize].meta.flag_a & (1 << s.way) != 0
     }
 
     /// Set or clear flag A of `s`.
     #[inline(always)]
     pub fn set_flag_a(&mut self, s: Slot, on: bool) {
-        let m = &mut self.meta[s.set as usize];
+        let m = &mut self.sets[s.set as usize].meta;
         m.flag_a = (m.flag_a & !(1 << s.way)) | (u16::from(on) << s.way);
     }
 
     /// Flag B of `s`.
     #[inline(always)]
     pub fn flag_b(&self, s: Slot) -> bool {
-        self.meta[s.set as usize].flag_b & (1 << s.way) != 0
+        self.sets[s.set as usize].meta.flag_b & (1 << s.way) != 0
     }
 
     /// Set or clear flag B of `s`.
     #[inline(always)]
     pub fn set_flag_b(&mut self, s: Slot, on: bool) {
-        let m = &mut self.meta[s.set as usize];
+        let m = &mut self.sets[s.set as usize].meta;
         m.flag_b = (m.flag_b & !(1 << s.way)) | (u16::from(on) << s.way);
     }
 
     /// Lines currently valid (for tests and reports).
     pub fn occupancy(&self) -> usize {
-        self.meta.iter().map(|m| m.valid.count_ones() as usize).sum()
+        self.sets.iter().map(|s| s.meta.valid.count_ones() as usize).sum()
     }
 }
 

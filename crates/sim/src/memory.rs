@@ -51,7 +51,8 @@ pub struct Memory {
     l1: Vec<SetAssoc>,
     l2: Vec<SetAssoc>,
     llc: SetAssoc,
-    /// Per LLC slot: cores that may hold the line privately.
+    /// Per LLC slot: cores that may hold the line privately; meaningful only while the slot's flag A
+    /// is set (so a NIC install, which clears it, never reads or writes this array).
     sharers: Vec<u32>,
     ddio_mask: u16,
     lat: Lat,
@@ -139,11 +140,17 @@ impl Memory {
         cost
     }
 
+    /// The cores that may hold the line in LLC slot `s` privately.
+    #[inline(always)]
+    fn sharers_of(&self, s: Slot) -> u32 {
+        if self.llc.flag_a(s) { self.sharers[s.index()] } else { 0 }
+    }
+
     /// A write to a line this core holds clean: take ownership. Free if no other core shares it.
     fn upgrade(&mut self, core: usize, line: u64) -> u64 {
         let s = self.llc.find(line).expect("inclusive hierarchy: a privately cached line is in the LLC");
         let me = 1u32 << core;
-        let others = self.sharers[s.index()] & !me;
+        let others = self.sharers_of(s) & !me;
         self.sharers[s.index()] = me;
         self.llc.set_flag_a(s, true);
         self.llc.set_flag_b(s, true);
@@ -161,7 +168,8 @@ impl Memory {
         if let Some(s) = self.llc.find(line) {
             self.stats.llc.0 += 1;
             self.llc.touch(s);
-            let others = self.sharers[s.index()] & !me;
+            let held = self.sharers_of(s);
+            let others = held & !me;
             let mut cost = self.lat.llc;
             if self.llc.flag_b(s) && others != 0 {
                 // Modified in another core: it supplies the line.
@@ -178,7 +186,7 @@ impl Memory {
                 self.stats.invalidations += 1;
                 self.invalidate_cores(others, line);
             }
-            self.sharers[s.index()] = if write { me } else { self.sharers[s.index()] | me };
+            self.sharers[s.index()] = if write { me } else { held | me };
             self.llc.set_flag_a(s, true);
             if write {
                 self.llc.set_flag_b(s, true);
@@ -205,7 +213,7 @@ impl Memory {
         }
         match self.llc.find(ev.line) {
             Some(s) => {
-                let left = self.sharers[s.index()] & !(1 << core);
+                let left = self.sharers_of(s) & !(1 << core);
                 self.sharers[s.index()] = left;
                 self.llc.set_flag_a(s, left != 0);
                 if ev.dirty {
@@ -221,7 +229,7 @@ impl Memory {
     /// Install `line` in the LLC among the ways of `mask`, evicting (and writing back) a victim.
     fn llc_install(&mut self, line: u64, mask: u16, dirty: bool, now: u64) -> Slot {
         let v = self.llc.victim(line, mask);
-        let sharers = std::mem::take(&mut self.sharers[v.index()]);
+        let sharers = self.sharers_of(v);
         if let Some(ev) = self.llc.fill(v, line, dirty) {
             let mut wb = ev.dirty;
             if ev.flag_a {
@@ -268,8 +276,7 @@ impl Memory {
             self.stats.nic_write.0 += 1;
             self.llc.touch(s);
             if self.llc.flag_a(s) {
-                let sharers = std::mem::take(&mut self.sharers[s.index()]);
-                self.invalidate_cores(sharers, line);
+                self.invalidate_cores(self.sharers[s.index()], line);
                 self.llc.set_flag_a(s, false);
                 self.llc.set_flag_b(s, false);
             }
