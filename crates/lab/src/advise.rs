@@ -77,10 +77,16 @@ pub fn run(a: AdviseArgs) -> Result<()> {
     println!("{}: LLC {} ({} ways), DDIO {} ways = {}", p.name, mib(llc), p.cpu.llc.ways, p.ddio_ways, mib(ddio));
     println!("\nrxBisect sizing (001 §4.5), k = {} Ax rings over {} NIC(s), |Bx| = {bx}:", a.cores, a.nics);
     match largest_ax(a.cores, ddio) {
-        None => println!("  no |Ax| >= {AX_MIN} fits: {} x {AX_MIN} x {BUF} B > DDIO; use fewer cores per socket or more DDIO ways", a.cores),
+        None => println!(
+            "  no |Ax| >= {AX_MIN} fits: {} x {AX_MIN} x {BUF} B > DDIO; use fewer cores per socket or more DDIO ways",
+            a.cores
+        ),
         Some(ax) => {
             let per_nic = a.cores / a.nics;
-            println!("  largest |Ax| with k x |Ax| x {BUF} B <= DDIO: {ax} ({} of I/O working set)", mib(a.cores * ax * BUF));
+            println!(
+                "  largest |Ax| with k x |Ax| x {BUF} B <= DDIO: {ax} ({} of I/O working set)",
+                mib(a.cores * ax * BUF)
+            );
             let ok = per_nic * ax >= bx;
             println!(
                 "  burst absorption k_nic x |Ax| = {per_nic} x {ax} = {} {} |Bx| = {bx}{}",
@@ -96,9 +102,15 @@ pub fn run(a: AdviseArgs) -> Result<()> {
     let rows: Vec<(String, usize)> = vec![
         (format!("privRing ({} x {ring})", a.cores), a.cores * ring * BUF),
         (format!("shRing/{} ({shared_rings} x {ring})", a.share), shared_rings * ring * BUF),
-        (format!("rxBisect ({} x |Ax| {})", a.cores, largest_ax(a.cores, ddio).unwrap_or(AX_MIN)), a.cores * largest_ax(a.cores, ddio).unwrap_or(AX_MIN) * BUF),
+        (
+            format!("rxBisect ({} x |Ax| {})", a.cores, largest_ax(a.cores, ddio).unwrap_or(AX_MIN)),
+            a.cores * largest_ax(a.cores, ddio).unwrap_or(AX_MIN) * BUF,
+        ),
         (format!("COREC (1 x {ring})"), ring * BUF),
-        (format!("Enso ({} x {} pipes of {})", a.cores, enso.pipes_per_core, mib(enso.pipe_size)), a.cores * enso.pipes_per_core * enso.pipe_size),
+        (
+            format!("Enso ({} x {} pipes of {})", a.cores, enso.pipes_per_core, mib(enso.pipe_size)),
+            a.cores * enso.pipes_per_core * enso.pipe_size,
+        ),
         (format!("nicmem (headers only, {} x {ring} x {split} B)", a.cores), a.cores * ring * split),
     ];
     println!("\nI/O working set at ring {ring} (buffers the NIC may write, {BUF} B each):");

@@ -13,6 +13,7 @@
 //! b = "rxBisect"                    # leave out to compare a's value itself
 //! paper = 0.80                      # the paper's a / b
 //! tolerance = 0.25                  # default: within ±25 % of the paper's ratio
+//! bound = "about"                   # or "at_least" / "at_most" (the paper's "≥ 46 %"), tolerance included
 //! ```
 //!
 //! A side's value is the mean of `metric` over its rows, or with `above = X` the share of its rows
@@ -68,6 +69,22 @@ pub struct Check {
     pub tolerance: f64,
     /// Use the share of rows whose metric exceeds this instead of the mean.
     pub above: Option<f64>,
+    /// How rxlab's value must relate to the paper's.
+    #[serde(default)]
+    pub bound: Bound,
+}
+
+/// The relation a check asks for; every form allows the check's relative tolerance.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Bound {
+    /// About the paper's value ("a 20 % drop").
+    #[default]
+    About,
+    /// At least the paper's value ("at least 46 %").
+    AtLeast,
+    /// At most the paper's value ("at most 16 %").
+    AtMost,
 }
 
 /// The outcome of one check.
@@ -81,8 +98,19 @@ pub struct Verdict {
     pub rxlab: Option<f64>,
     /// Allowed relative deviation.
     pub tolerance: f64,
+    /// The relation asked for.
+    pub bound: Bound,
     /// Whether rxlab's value is within tolerance of the paper's.
     pub within: bool,
+}
+
+/// The sign shown before a paper's value: `≥`, `≤` or nothing.
+pub fn bound_sign(b: Bound) -> &'static str {
+    match b {
+        Bound::About => "",
+        Bound::AtLeast => ">=",
+        Bound::AtMost => "<=",
+    }
 }
 
 impl Select {
@@ -120,8 +148,20 @@ impl Check {
             None => a,
             Some(b) => a.zip(self.side(b, rows)).and_then(|(a, b)| (b != 0.0).then_some(a / b)),
         };
-        let within = rxlab.is_some_and(|x| (x / self.paper - 1.0).abs() <= self.tolerance);
-        Verdict { what: self.what.clone(), paper: self.paper, rxlab, tolerance: self.tolerance, within }
+        let (lo, hi) = (self.paper * (1.0 - self.tolerance), self.paper * (1.0 + self.tolerance));
+        let within = rxlab.is_some_and(|x| match self.bound {
+            Bound::About => (lo..=hi).contains(&x),
+            Bound::AtLeast => x >= lo,
+            Bound::AtMost => x <= hi,
+        });
+        Verdict {
+            what: self.what.clone(),
+            paper: self.paper,
+            rxlab,
+            tolerance: self.tolerance,
+            bound: self.bound,
+            within,
+        }
     }
 }
 

@@ -25,29 +25,15 @@ pub const COLUMNS: &[Column] = &[
     Column { header: "cyc/pkt", value: |r| fmt(r.metric("cycles.total"), 1.0, 0) },
     Column { header: "sync %", value: |r| fmt(r.metric("cycles.sync_share"), 100.0, 1) },
     Column { header: "NIC LLC hit %", value: |r| fmt(r.metric("hit_rates.nic_write"), 100.0, 1) },
-    Column {
-        header: "mem GB/s",
-        value: |r| fmt(r.metric("memory.read_gbs").zip(r.metric("memory.write_gbs")).map(|(a, b)| a + b), 1.0, 1),
-    },
+    Column { header: "mem GB/s", value: |r| fmt(r.metric("derived.memory_gbs"), 1.0, 1) },
     Column { header: "PCIe %", value: |r| fmt(r.metric("pcie.to_host.utilisation"), 100.0, 1) },
-    Column {
-        header: "drops",
-        value: |r| {
-            let n: f64 = r.metrics.iter().filter(|(k, _)| k.starts_with("drops.")).filter_map(|(_, v)| v.as_f64()).sum();
-            format!("{n:.0}")
-        },
-    },
+    Column { header: "drops", value: |r| fmt(r.metric("derived.drops"), 1.0, 0) },
 ];
 
 /// Parameters whose value differs between rows (besides the label), in key order.
 pub fn varying_params(rows: &[Row]) -> Vec<String> {
     let Some(first) = rows.first() else { return vec![] };
-    first
-        .params
-        .keys()
-        .filter(|k| *k != "label" && rows.iter().any(|r| r.text(k) != first.text(k)))
-        .cloned()
-        .collect()
+    first.params.keys().filter(|k| *k != "label" && rows.iter().any(|r| r.text(k) != first.text(k))).cloned().collect()
 }
 
 /// The table as aligned text.

@@ -26,7 +26,11 @@ pub fn run(a: MergeArgs) -> Result<()> {
             .with_context(|| format!("cannot read {}: give directories written by `rxlab sweep`", path.display()))?;
         match &source {
             Some((first, from)) if *first != text => {
-                bail!("{} and {} hold different experiments; merge shards of one sweep only", from.display(), dir.display())
+                bail!(
+                    "{} and {} hold different experiments; merge shards of one sweep only",
+                    from.display(),
+                    dir.display()
+                )
             }
             Some(_) => {}
             None => source = Some((text, dir)),

@@ -111,15 +111,21 @@ fn claims(dir: &Path, only: Option<&str>) -> Result<Vec<Experiment>> {
 
 /// The verdict table as text.
 pub fn table(results: &[ClaimResult]) -> String {
-    let mut lines = vec![format!("{:<34} {:<46} {:>8} {:>8}  verdict", "claim", "ratio", "paper", "rxlab")];
+    let mut lines = vec![format!("{:<20} {:<46} {:>9} {:>9}  verdict", "claim", "ratio", "paper", "rxlab")];
     for r in results {
         if let Some(why) = &r.not_run {
-            lines.push(format!("{:<34} {:<46} {:>8} {:>8}  not run: {why}", r.claim, "", "", ""));
+            lines.push(format!("{:<20} {:<46} {:>9} {:>9}  not run: {why}", r.name, r.claim, "", ""));
         }
         for v in &r.verdicts {
             let rx = v.rxlab.map_or_else(|| "-".into(), |x| format!("{x:.3}"));
             let verdict = if v.within { "within" } else { "MISS" };
-            lines.push(format!("{:<34} {:<46} {:>8.3} {rx:>8}  {verdict} (±{:.0} %)", r.claim, v.what, v.paper, v.tolerance * 100.0));
+            let paper = format!("{}{:.3}", crate::claim::bound_sign(v.bound), v.paper);
+            lines.push(format!(
+                "{:<20} {:<46} {paper:>9} {rx:>9}  {verdict} (±{:.0} %)",
+                r.name,
+                v.what,
+                v.tolerance * 100.0
+            ));
         }
     }
     lines.join("\n")

@@ -36,7 +36,7 @@ impl Row {
     pub fn new(point: &Point, report: Result<&Value, String>) -> Row {
         let params = flatten(&serde_json::to_value(&point.params).expect("Params serialise"));
         let (metrics, error) = match report {
-            Ok(v) => (flatten(v), None),
+            Ok(v) => (with_derived(flatten(v)), None),
             Err(e) => (BTreeMap::new(), Some(e)),
         };
         Row { index: point.index, id: point.id.clone(), params, metrics, error }
@@ -60,6 +60,19 @@ impl Row {
     pub fn label(&self) -> String {
         self.text("label")
     }
+}
+
+/// Add the sums the papers plot but the engines report in parts: `derived.memory_gbs` (DRAM read +
+/// write) and `derived.drops` (all drop reasons).
+fn with_derived(mut m: BTreeMap<String, Value>) -> BTreeMap<String, Value> {
+    let num = |k: &str| m.get(k).and_then(Value::as_f64);
+    let memory = num("memory.read_gbs").zip(num("memory.write_gbs")).map(|(r, w)| r + w);
+    let drops: f64 = m.iter().filter(|(k, _)| k.starts_with("drops.")).filter_map(|(_, v)| v.as_f64()).sum();
+    if let Some(x) = memory {
+        m.insert("derived.memory_gbs".into(), x.into());
+    }
+    m.insert("derived.drops".into(), (drops + 0.0).into());
+    m
 }
 
 /// `{"a": {"b": 1}, "c": [2]}` → `{"a.b": 1, "c.0": 2}`; nulls are dropped.

@@ -62,6 +62,10 @@ pub fn run(a: RunArgs) -> Result<()> {
         println!("{}", exp.meta.title);
     }
     println!("{}", compare::table(&rows));
-    println!("{} points in {:.1} s; `rxlab run FILE --point ID --json` shows one in full", rows.len(), start.elapsed().as_secs_f64());
+    println!(
+        "{} points in {:.1} s; `rxlab run FILE --point ID --json` shows one in full",
+        rows.len(),
+        start.elapsed().as_secs_f64()
+    );
     Ok(())
 }

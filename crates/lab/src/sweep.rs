@@ -3,12 +3,12 @@
 
 use crate::experiment::{Experiment, Point};
 use crate::params::Params;
-use std::collections::HashSet;
 use crate::point;
 use crate::results::{self, EXPERIMENT_FILE, PointLog, Row};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use rayon::prelude::*;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Instant;
@@ -120,7 +120,11 @@ pub fn run_points(points: &[&Point], jobs: Option<usize>, log: Option<&PointLog>
                 let outcome = point::build(&p.params).and_then(|c| point::execute(&c));
                 let row = Row::new(p, outcome.as_ref().map(|o| &o.json).map_err(|e| format!("{e:#}")));
                 bar.inc(1);
-                bar.set_message(format!("last: {} in {:.1} s", p.params.label.as_deref().unwrap_or(""), start.elapsed().as_secs_f64()));
+                bar.set_message(format!(
+                    "last: {} in {:.1} s",
+                    p.params.label.as_deref().unwrap_or(""),
+                    start.elapsed().as_secs_f64()
+                ));
                 if let Some(log) = log {
                     log.append(&row)?;
                 }

@@ -20,7 +20,12 @@ h2{border-bottom:2px solid #ddd;margin-top:2em}";
 pub fn verdict_cells(v: &Verdict) -> [String; 4] {
     let rx = v.rxlab.map_or_else(|| "no data".into(), |x| format!("{x:.3}"));
     let (class, word) = if v.within { ("ok", "within") } else { ("miss", "miss") };
-    [esc(&v.what), format!("{:.3}", v.paper), rx, format!("<span class=\"{class}\">{word} (±{:.0} %)</span>", v.tolerance * 100.0)]
+    [
+        esc(&v.what),
+        format!("{}{:.3}", esc(crate::claim::bound_sign(v.bound)), v.paper),
+        rx,
+        format!("<span class=\"{class}\">{word} (±{:.0} %)</span>", v.tolerance * 100.0),
+    ]
 }
 
 fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
@@ -37,14 +42,22 @@ fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
 
 /// The page for `sections`.
 pub fn page(sections: &[Section]) -> String {
-    let mut out = format!("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>rxlab report</title><style>{STYLE}</style></head><body>\n<h1>rxlab report</h1>\n");
+    let mut out = format!(
+        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>rxlab report</title><style>{STYLE}</style></head><body>\n<h1>rxlab report</h1>\n"
+    );
     let claims: Vec<Vec<String>> = sections
         .iter()
         .filter_map(|s| s.exp.claim.as_ref().map(|c| (s, c)))
         .flat_map(|(s, c)| {
             s.verdicts.iter().map(move |v| {
                 let [what, paper, rx, verdict] = verdict_cells(v);
-                vec![format!("<a href=\"#{}\">{}</a>", esc(&s.exp.name), esc(&format!("{} {}", c.paper, c.figure))), what, paper, rx, verdict]
+                vec![
+                    format!("<a href=\"#{}\">{}</a>", esc(&s.exp.name), esc(&format!("{} {}", c.paper, c.figure))),
+                    what,
+                    paper,
+                    rx,
+                    verdict,
+                ]
             })
         })
         .collect();
@@ -55,14 +68,26 @@ pub fn page(sections: &[Section]) -> String {
     }
     for s in sections {
         let title = if s.exp.meta.title.is_empty() { &s.exp.name } else { &s.exp.meta.title };
-        _ = write!(out, "<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n", esc(&s.exp.name), esc(title), esc(&s.exp.meta.description));
+        _ = write!(
+            out,
+            "<h2 id=\"{}\">{}</h2>\n<p>{}</p>\n",
+            esc(&s.exp.name),
+            esc(title),
+            esc(&s.exp.meta.description)
+        );
         if let Some(c) = &s.exp.claim {
             _ = writeln!(out, "<p><b>{} {}:</b> {}</p>", esc(&c.paper), esc(&c.figure), esc(&c.text));
             let rows: Vec<Vec<String>> = s.verdicts.iter().map(|v| verdict_cells(v).to_vec()).collect();
             table(&mut out, &["ratio", "paper", "rxlab", "verdict"].map(String::from), &rows);
         }
         for f in &s.figures {
-            _ = write!(out, "<figure>{}<figcaption>{} (<a href=\"{}\">PNG</a>)</figcaption></figure>\n", f.svg, esc(&f.title), esc(&f.png));
+            _ = write!(
+                out,
+                "<figure>{}<figcaption>{} (<a href=\"{}\">PNG</a>)</figcaption></figure>\n",
+                f.svg,
+                esc(&f.title),
+                esc(&f.png)
+            );
         }
         let params = varying_params(&s.rows);
         let mut header = vec!["point".to_string()];

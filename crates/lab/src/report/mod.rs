@@ -47,10 +47,14 @@ fn result_dirs(dir: &Path) -> Result<Vec<PathBuf>> {
         return Ok(vec![dir.to_path_buf()]);
     }
     let entries = std::fs::read_dir(dir).with_context(|| format!("cannot read {}: check the path", dir.display()))?;
-    let mut dirs: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("results.json").is_file()).collect();
+    let mut dirs: Vec<PathBuf> =
+        entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.join("results.json").is_file()).collect();
     dirs.sort();
     if dirs.is_empty() {
-        bail!("{} holds no results.json: give a directory written by `rxlab sweep`, `merge` or `reproduce`", dir.display());
+        bail!(
+            "{} holds no results.json: give a directory written by `rxlab sweep`, `merge` or `reproduce`",
+            dir.display()
+        );
     }
     Ok(dirs)
 }
@@ -64,7 +68,13 @@ pub fn section(dir: &Path, page_dir: &Path) -> Result<Section> {
     let exp = Experiment::parse(name, &text).map_err(|e| anyhow::anyhow!("{}:{e:#}", path.display()))?;
     let rows = results::load_results(dir)?;
     let verdicts = exp.claim.as_ref().map(|c| c.check.iter().map(|k| k.verdict(&rows)).collect()).unwrap_or_default();
-    let specs = if exp.figures.is_empty() { FigureSpec::defaults(exp.axes.first().map(|a| a.key.as_str())) } else { exp.figures.clone() };
+    let specs = if rows.is_empty() {
+        vec![]
+    } else if exp.figures.is_empty() {
+        FigureSpec::defaults(exp.axes.first().map(|a| a.key.as_str()))
+    } else {
+        exp.figures.clone()
+    };
     let fig_dir = dir.join("figures");
     std::fs::create_dir_all(&fig_dir)?;
     let figures = specs

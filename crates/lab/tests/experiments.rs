@@ -1,0 +1,166 @@
+//! Experiments, sweeps, merge, report and reproduce end to end through the real binary, on tiny
+//! simulated durations.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn rxlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rxlab")).args(args).output().expect("run rxlab")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = rxlab(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+/// A command that must fail with exit 2 and one line naming every needle.
+fn fails(args: &[&str], needles: &[&str]) {
+    let out = rxlab(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line: {err}");
+    for n in needles {
+        assert!(err.contains(n), "{args:?}: '{n}' missing from: {err}");
+    }
+}
+
+/// Two designs over two ring sizes, a few simulated microseconds each.
+const TINY: &str = r#"[experiment]
+title = "tiny"
+
+[run]
+engine = "sim"
+app = "echo"
+cores = 2
+size = 1500
+rate = "20G"
+duration = "20us"
+warmup = "5us"
+
+[[case]]
+label = "privRing"
+iface = "privring"
+
+[[case]]
+label = "shRing/2"
+iface = "shring"
+share = 2
+
+[sweep]
+ring = [64, 256]
+
+[[figure]]
+x = "ring"
+y = "throughput.gbps_wire"
+log_x = true
+
+[claim]
+paper = "test"
+figure = "none"
+text = "two designs deliver the same offered load"
+
+[[claim.check]]
+what = "privRing / shRing throughput"
+metric = "throughput.gbps_wire"
+a = "privRing"
+b = "shRing/2"
+paper = 1.0
+"#;
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn unknown_keys_and_wrong_types_name_key_and_line() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "a.toml", "[run]\nengine = \"sim\"\nrign = 64\n");
+    fails(&["run", &f], &["a.toml:3:", "rign"]);
+    let f = write(d.path(), "b.toml", "[run]\nengine = \"sim\"\n\ncores = \"many\"\n");
+    fails(&["run", &f], &["b.toml:4:", "cores"]);
+    let f = write(d.path(), "c.toml", "[run]\n[sweep]\nrings = [1, 2]\n");
+    fails(&["sweep", &f], &["c.toml:3:", "rings"]);
+    let f = write(d.path(), "d.toml", "[runn]\ncores = 1\n");
+    fails(&["run", &f], &["d.toml:1:", "runn"]);
+    fails(&["run", "/nonexistent.toml"], &["/nonexistent.toml"]);
+    fails(&["sweep", &f, "--shard", "3/2"], &["--shard"]);
+}
+
+#[test]
+fn flags_override_the_file_and_pick_a_point() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "t.toml", TINY);
+    let json = ok(&["run", &f, "--ring", "128", "--jobs", "2", "--json"]);
+    let rows: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "--ring collapses the ring axis");
+    assert!(rows.iter().all(|r| r["params"]["ring"] == "128"));
+    let id = rows[1]["id"].as_str().unwrap();
+    let one = ok(&["run", &f, "--ring", "128", "--point", id, "--json"]);
+    let report: serde_json::Value = serde_json::from_str(&one).unwrap();
+    assert_eq!(
+        report["throughput"]["gbps_wire"], rows[1]["metrics"]["throughput.gbps_wire"],
+        "same point, same numbers"
+    );
+}
+
+#[test]
+fn sweep_resumes_and_shards_merge_to_the_same_results() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "t.toml", TINY);
+    let full = d.path().join("full");
+    ok(&["sweep", &f, "-o", s(&full), "--jobs", "2"]);
+    let log = || std::fs::read_to_string(full.join("points.jsonl")).unwrap().lines().count();
+    assert_eq!(log(), 4);
+    ok(&["sweep", &f, "-o", s(&full)]);
+    assert_eq!(log(), 4, "a rerun runs nothing");
+    let (a, b, m) = (d.path().join("a"), d.path().join("b"), d.path().join("m"));
+    ok(&["sweep", &f, "-o", s(&a), "--shard", "1/2"]);
+    ok(&["sweep", &f, "-o", s(&b), "--shard", "2/2"]);
+    ok(&["merge", s(&a), s(&b), "-o", s(&m)]);
+    for file in ["results.csv", "results.json"] {
+        assert_eq!(std::fs::read(full.join(file)).unwrap(), std::fs::read(m.join(file)).unwrap(), "{file}");
+    }
+    let csv = std::fs::read_to_string(full.join("results.csv")).unwrap();
+    assert!(csv.lines().next().unwrap().contains("throughput.gbps_wire"));
+    let other = write(d.path(), "o.toml", &TINY.replace("tiny", "other"));
+    ok(&["sweep", &other, "-o", s(&b)]);
+    fails(&["merge", s(&a), s(&b), "-o", s(&m)], &["different experiments"]);
+
+    ok(&["report", s(&full)]);
+    let html = std::fs::read_to_string(full.join("report.html")).unwrap();
+    assert!(html.contains("<svg") && html.contains("privRing / shRing throughput"), "figures and claims inlined");
+    assert!(full.join("figures/full-1.png").is_file());
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    fails(&["report", s(&empty)], &["results.json"]);
+}
+
+#[test]
+fn reproduce_quick_runs_a_claim_and_reports_missing_designs() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "tiny.toml", TINY);
+    write(d.path(), "ghost.toml", &TINY.replace("iface = \"shring\"", "iface = \"ghostring\""));
+    let out = d.path().join("out");
+    let text =
+        ok(&["reproduce", "--quick", "--dir", s(d.path()), "-o", s(&out), "--duration", "40us", "--warmup", "10us"]);
+    assert!(text.contains("privRing / shRing throughput"), "{text}");
+    assert!(text.contains("not run: design missing (ghostring)"), "{text}");
+    assert!(out.join("report.html").is_file());
+}
+
+#[test]
+fn advise_sizes_ax_for_the_ddio_ways() {
+    let text = ok(&["advise", "--profile", "r640-silver4216", "--cores", "16", "--nics", "2"]);
+    assert!(text.contains("largest |Ax|"), "{text}");
+    assert!(text.contains("WARNING"), "ring 4096 on 16 cores exceeds the DDIO ways: {text}");
+    fails(&["advise", "--profile", "nope"], &["nope"]);
+    fails(&["advise", "--cores", "3", "--nics", "2"], &["--nics"]);
+}
