@@ -32,3 +32,19 @@ fn every_design_runs_with_its_invariants_holding() {
         }
     }
 }
+
+#[test]
+fn dynamic_shring_switches_on_the_simulators_samples() {
+    // Every 10 ms sample favours shared rings (thresholds far below the load, memory bandwidth measured
+    // by the simulator); with a window of two samples the controller switches at 20 ms.
+    let mut cfg = config("dshring");
+    cfg.traffic.rate = Rate::Gbps(10.0);
+    cfg.duration_ps = 25_000_000_000;
+    cfg.warmup_ps = 1_000_000_000;
+    cfg.iface.dynamic.gbps = 1.0;
+    cfg.iface.dynamic.mem_gib_per_s = 0.0;
+    cfg.iface.dynamic.window = 2;
+    let r = run(&cfg).unwrap();
+    assert_eq!(r.device_metrics.get("switches"), Some(&1.0), "{r}");
+    assert_eq!(r.device_metrics.get("ring_set_shared"), Some(&1.0), "{r}");
+}
