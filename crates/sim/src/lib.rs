@@ -5,7 +5,10 @@
 //! Read in this order: [`run`] and [`SimConfig`] (what a run is), [`engine`] (the event loop and its
 //! agents), [`probe`] (how reported accesses become time), then the hardware models it charges:
 //! [`memory`] (caches, coherence and DDIO over [`cache`]), [`dram`], [`pcie`], [`nic`], all
-//! parameterised by a machine [`profile`]. [`report`] is what comes out.
+//! parameterised by a machine [`profile`]. [`report`] is what comes out; [`order`] checks deliveries
+//! and [`sampler`] feeds a design's controller.
+//!
+//! Designs come from the registry (`ifaces::with_design!`), so every design the seam knows runs here.
 //!
 //! Same configuration and seeds, same report, byte for byte: time is a `u64` of picoseconds, events at
 //! equal times run in scheduling order, every random draw comes from seeded xoshiro streams, and no
