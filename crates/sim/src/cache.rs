@@ -3,7 +3,7 @@
 //! Layout: per set, one 128-byte record: 16 compact `u32` tags in one 64-byte host line, and in the
 //! adjacent line the metadata, one-byte LRU ages and bit masks for valid, dirty and two flags the owner
 //! of the array may use (adjacent, so the host's adjacent-line prefetch brings both). An
-//! invalid way holds the tag [`INVALID`], so a lookup compares all 16 tags branch-free (the compiler
+//! invalid way holds the tag `INVALID`, so a lookup compares all 16 tags branch-free (the compiler
 //! turns it into a vector compare) and reads one host cache line; only replacement and state changes
 //! read the metadata. A DMA sweep over consecutive lines walks the arrays sequentially.
 //!
