@@ -16,7 +16,6 @@
 #![allow(unsafe_code)]
 
 use crate::sync::{AtomicU32, Ordering};
-use std::alloc::{Layout, alloc_zeroed, dealloc};
 use std::fmt;
 use std::ptr::NonNull;
 
@@ -121,16 +120,14 @@ impl fmt::Debug for Arena {
 }
 
 impl Arena {
-    /// Allocate `count` zeroed buffers, all [`Owner::Free`], aligned to 4 KiB.
+    /// Allocate `count` zeroed buffers, all [`Owner::Free`], page-aligned.
     pub fn new(name: &'static str, count: u32, layout: BufLayout) -> Result<Arena, ArenaError> {
         if !layout.stride.is_multiple_of(64) || layout.stride <= META_LEN {
             return Err(ArenaError::Stride(layout.stride));
         }
         let alloc_err = ArenaError::Alloc { count: count as usize, stride: layout.stride };
         let size = (count.max(1) as usize).checked_mul(layout.stride).ok_or(alloc_err.clone())?;
-        let mem = Layout::from_size_align(size, 4096).map_err(|_| alloc_err.clone())?;
-        // SAFETY: `mem` has a non-zero size.
-        let base = NonNull::new(unsafe { alloc_zeroed(mem) }).ok_or(alloc_err)?;
+        let base = map_zeroed(size).ok_or(alloc_err)?;
         // Owner words start as zero bytes, which is `Owner::Free`.
         Ok(Arena {
             base,
@@ -290,9 +287,33 @@ impl Arena {
 impl Drop for Arena {
     fn drop(&mut self) {
         let size = (self.count.max(1) as usize) * self.layout.stride;
-        // SAFETY: same size and alignment as allocated in `new`, which validated this layout.
-        unsafe { dealloc(self.base.as_ptr(), Layout::from_size_align_unchecked(size, 4096)) }
+        // SAFETY: `base` and `size` are exactly what `map_zeroed` mapped, and nothing borrows the arena
+        // any more (this is its drop).
+        unsafe { libc::munmap(self.base.as_ptr().cast(), size) };
     }
+}
+
+/// Anonymous private memory of `size` bytes: page-aligned and zero-filled by the kernel on first touch,
+/// so a large arena costs nothing until used (an aligned heap allocation would be memset in full).
+/// Transparent huge pages are asked for, as DPDK backs its mempools with huge pages.
+fn map_zeroed(size: usize) -> Option<NonNull<u8>> {
+    // SAFETY: an anonymous private mapping with no address hint has no preconditions; failure is checked.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            size,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED {
+        return None;
+    }
+    // SAFETY: `p` is the mapping just made, of `size` bytes; the advice is only a hint and may fail.
+    unsafe { libc::madvise(p, size, libc::MADV_HUGEPAGE) };
+    NonNull::new(p.cast())
 }
 
 #[cfg(all(test, not(loom)))]
