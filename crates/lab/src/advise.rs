@@ -65,7 +65,7 @@ pub fn largest_ax(k_all: usize, ddio: usize) -> Option<usize> {
 /// Run `rxlab advise`.
 pub fn run(a: AdviseArgs) -> Result<()> {
     let p = Profile::by_name(&a.profile)?;
-    if a.cores == 0 || a.nics == 0 || a.cores % a.nics != 0 {
+    if a.cores == 0 || a.nics == 0 || !a.cores.is_multiple_of(a.nics) {
         bail!("invalid --cores/--nics: give at least one of each, with --nics dividing --cores");
     }
     if a.cores > p.cpu.cores {

@@ -6,7 +6,7 @@
 //! title = "Throughput vs ring size"   # default: "Y vs X"
 //! x = "ring"                          # a parameter or metric column
 //! y = "throughput.gbps_wire"          # a metric column
-//! series = "label"                    # one line per value of this column (default: label)
+//! series = "label,cores"              # one line per value of these columns (default: label)
 //! log_x = true                        # log2 x axis
 //! ```
 //!
@@ -28,7 +28,7 @@ pub struct FigureSpec {
     pub x: String,
     /// y column.
     pub y: String,
-    /// Column whose values name the lines.
+    /// Columns (comma-separated) whose values name the lines.
     #[serde(default = "default_series")]
     pub series: String,
     /// Log2 x axis.
@@ -78,7 +78,8 @@ fn data(spec: &FigureSpec, rows: &[Row]) -> Result<Data> {
         let Some(y) = r.metric(&spec.y) else { continue };
         let xv = if numeric { x.parse::<f64>()? } else { names.iter().position(|n| n == x).unwrap_or(0) as f64 };
         let xv = if spec.log_x { xv.max(f64::MIN_POSITIVE).log2() } else { xv };
-        let name = r.text(&spec.series);
+        let name: Vec<String> = spec.series.split(',').map(|c| r.text(c.trim())).collect();
+        let name = name.join(" ");
         match series.iter_mut().find(|(n, _)| *n == name) {
             Some((_, pts)) => pts.push((xv, y)),
             None => series.push((name, vec![(xv, y)])),

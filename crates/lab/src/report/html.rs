@@ -19,7 +19,11 @@ h2{border-bottom:2px solid #ddd;margin-top:2em}";
 /// The verdict cell: value, and whether it is within tolerance.
 pub fn verdict_cells(v: &Verdict) -> [String; 4] {
     let rx = v.rxlab.map_or_else(|| "no data".into(), |x| format!("{x:.3}"));
-    let (class, word) = if v.within { ("ok", "within") } else { ("miss", "miss") };
+    let (class, word) = match (v.rxlab, v.within) {
+        (None, _) => ("miss", "not run"),
+        (_, true) => ("ok", "within"),
+        (_, false) => ("miss", "miss"),
+    };
     [
         esc(&v.what),
         format!("{}{:.3}", esc(crate::claim::bound_sign(v.bound)), v.paper),
@@ -81,9 +85,9 @@ pub fn page(sections: &[Section]) -> String {
             table(&mut out, &["ratio", "paper", "rxlab", "verdict"].map(String::from), &rows);
         }
         for f in &s.figures {
-            _ = write!(
+            _ = writeln!(
                 out,
-                "<figure>{}<figcaption>{} (<a href=\"{}\">PNG</a>)</figcaption></figure>\n",
+                "<figure>{}<figcaption>{} (<a href=\"{}\">PNG</a>)</figcaption></figure>",
                 f.svg,
                 esc(&f.title),
                 esc(&f.png)
