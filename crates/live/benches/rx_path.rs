@@ -51,9 +51,10 @@ fn pair<D: Design, P: Probe + Default>(n: u64) -> Duration {
     start.elapsed()
 }
 
-/// Hand `n` packet pointers from this thread to a consumer thread through an SPSC ring of 1 Ki slots.
-fn spsc(n: u64) -> Duration {
-    let (mut tx, mut rx) = rtrb::RingBuffer::<usize>::new(1024);
+/// Hand `n` items from this thread to a consumer thread through an SPSC ring of 1 Ki slots: packet
+/// pointers (the floor for handing a packet over) or whole 64 B frames (the floor for moving its bytes).
+fn spsc<T: Copy + Send>(n: u64, item: impl Fn(u64) -> T + Sync) -> Duration {
+    let (mut tx, mut rx) = rtrb::RingBuffer::<T>::new(1024);
     let start = Instant::now();
     std::thread::scope(|s| {
         s.spawn(move || {
@@ -69,7 +70,7 @@ fn spsc(n: u64) -> Duration {
         });
         let mut sent = 0u64;
         while sent < n {
-            if tx.push(FRAME.as_ptr() as usize + sent as usize).is_ok() {
+            if tx.push(item(sent)).is_ok() {
                 sent += 1;
             } else {
                 std::hint::spin_loop();
@@ -82,7 +83,8 @@ fn spsc(n: u64) -> Duration {
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("rx_path_64B");
     g.throughput(Throughput::Elements(1));
-    g.bench_function("spsc_pointer_ring", |b| b.iter_custom(spsc));
+    g.bench_function("spsc_pointer_ring", |b| b.iter_custom(|n| spsc(n, |i| FRAME.as_ptr() as usize + i as usize)));
+    g.bench_function("spsc_frame_ring", |b| b.iter_custom(|n| spsc(n, |i| [i as u8; 64])));
     g.bench_function("privring_countingprobe", |b| b.iter_custom(pair::<PrivRing, CountingProbe>));
     for name in ifaces::DESIGN_NAMES {
         ifaces::with_design!(name, D => g.bench_function(*name, |b| b.iter_custom(pair::<D, NoProbe>))).unwrap();
