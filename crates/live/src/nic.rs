@@ -133,7 +133,8 @@ pub fn nic_loop<D: DeviceSide>(
                 st.window_offered_bytes += f.bytes.len() as u64;
             }
         }
-        device.tx(&mut p, &mut |frame: &[u8]| sink.on_frame(frame, now), TX_BUDGET);
+        let offered = st.offered;
+        device.tx(&mut p, &mut |frame: &[u8]| sink.on_frame(frame, now, offered), TX_BUDGET);
         iter = iter.wrapping_add(1);
         if iter.is_multiple_of(SAMPLE_EVERY) {
             if in_window {
@@ -148,7 +149,7 @@ pub fn nic_loop<D: DeviceSide>(
     }
     st.occupancy = occ_sum / samples.max(1) as f64;
     let drain_start = p.now_ns();
-    st.stuck = drain(device, ctl, sink, &mut p, timing.drain_limit);
+    st.stuck = drain(device, ctl, sink, &mut p, timing.drain_limit, st.offered);
     st.drain_ns = p.now_ns() - drain_start;
     st
 }
@@ -161,12 +162,13 @@ fn drain<D: DeviceSide>(
     sink: &mut Sink,
     p: &mut NoProbe,
     limit: Duration,
+    offered: u64,
 ) -> Option<String> {
     let deadline = p.now_ns() + limit.as_nanos() as u64;
     let workers_done = |ctl: &Control, want: usize| ctl.quiesced() >= want;
     let tx = |device: &mut D, sink: &mut Sink, p: &mut NoProbe| {
         let now = p.now_ns();
-        device.tx(p, &mut |frame: &[u8]| sink.on_frame(frame, now), TX_BUDGET)
+        device.tx(p, &mut |frame: &[u8]| sink.on_frame(frame, now, offered), TX_BUDGET)
     };
     let mut phase = Phase::Run;
     let mut want = usize::MAX;

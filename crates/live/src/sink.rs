@@ -62,11 +62,13 @@ impl Sink {
         }
     }
 
-    /// Account one transmitted frame seen at `now_ns`.
+    /// Account one transmitted frame seen at `now_ns`, when `offered` packets have been sent so far (a
+    /// stamp with a later sequence number is not one of ours).
     #[inline]
-    pub fn on_frame(&mut self, frame: &[u8], now_ns: u64) {
+    pub fn on_frame(&mut self, frame: &[u8], now_ns: u64, offered: u64) {
         self.received += 1;
-        let Some(stamp) = PacketView::new_checked(frame).ok().and_then(|v| Stamp::read(v.payload())) else {
+        let stamp = PacketView::new_checked(frame).ok().and_then(|v| Stamp::read(v.payload()));
+        let Some(stamp) = stamp.filter(|s| s.seq < offered) else {
             self.untimed += 1;
             return;
         };

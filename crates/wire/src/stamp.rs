@@ -2,16 +2,27 @@
 //!
 //! A receiver reads it back to measure latency (send time) and reordering (sequence number, RFC 4737).
 //! Sixteen bytes fit in the payload of the smallest UDP/IPv4 frame (64 B: 42 B of headers, 18 B payload).
+//! The top 16 bits of each of its two words are magic numbers, so a receiver can tell a stamp from payload
+//! an app rewrote (an encrypted packet, a key-value response echoing part of a request) instead of
+//! reading garbage as a sequence number.
 
 /// Length of a [`Stamp`] on the wire.
 pub const STAMP_LEN: usize = 16;
 
+/// Marks the first word of a stamp ("RX").
+const MAGIC: u64 = 0x5258;
+/// Marks the second word ("LB").
+const MAGIC2: u64 = 0x4c42;
+/// Sequence numbers and send times have 48 bits: 2.8e14 packets (16 days of 200 Gbps of 64 B frames),
+/// 78 hours of nanoseconds.
+pub const SEQ_MASK: u64 = (1 << 48) - 1;
+
 /// Sequence number and send time of a generated packet, little-endian at the start of the L4 payload.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Stamp {
-    /// Position of the packet in its source's stream, from 0.
+    /// Position of the packet in its source's stream, from 0 (48 bits are carried: [`SEQ_MASK`]).
     pub seq: u64,
-    /// Send time in nanoseconds on the sender's clock (trace time for generated traces).
+    /// Send time in nanoseconds on the sender's clock (trace time for generated traces; 48 bits).
     pub tx_ns: u64,
 }
 
@@ -19,18 +30,17 @@ impl Stamp {
     /// Write the stamp into the first [`STAMP_LEN`] bytes of `payload`; `None` if it is too short.
     pub fn write(&self, payload: &mut [u8]) -> Option<()> {
         let dst = payload.get_mut(..STAMP_LEN)?;
-        dst[..8].copy_from_slice(&self.seq.to_le_bytes());
-        dst[8..].copy_from_slice(&self.tx_ns.to_le_bytes());
+        dst[..8].copy_from_slice(&(MAGIC << 48 | (self.seq & SEQ_MASK)).to_le_bytes());
+        dst[8..].copy_from_slice(&(MAGIC2 << 48 | (self.tx_ns & SEQ_MASK)).to_le_bytes());
         Some(())
     }
 
-    /// Read a stamp from the first [`STAMP_LEN`] bytes of `payload`; `None` if it is too short.
+    /// Read a stamp from the first [`STAMP_LEN`] bytes of `payload`; `None` if it is too short or does
+    /// not carry the stamp's magic numbers.
     pub fn read(payload: &[u8]) -> Option<Stamp> {
         let src = payload.get(..STAMP_LEN)?;
-        Some(Stamp {
-            seq: u64::from_le_bytes(src[..8].try_into().ok()?),
-            tx_ns: u64::from_le_bytes(src[8..].try_into().ok()?),
-        })
+        let (a, b) = (u64::from_le_bytes(src[..8].try_into().ok()?), u64::from_le_bytes(src[8..].try_into().ok()?));
+        (a >> 48 == MAGIC && b >> 48 == MAGIC2).then_some(Stamp { seq: a & SEQ_MASK, tx_ns: b & SEQ_MASK })
     }
 }
 
@@ -40,11 +50,23 @@ mod tests {
 
     #[test]
     fn round_trip_and_short_payload() {
-        let s = Stamp { seq: 0x0102_0304_0506_0708, tx_ns: 42 };
+        let s = Stamp { seq: 0x0102_0304_0506, tx_ns: 42 };
         let mut buf = [0u8; 18];
         s.write(&mut buf).unwrap();
         assert_eq!(Stamp::read(&buf), Some(s));
         assert_eq!(Stamp::read(&buf[..15]), None);
         assert_eq!(s.write(&mut buf[..3]), None);
+    }
+
+    #[test]
+    fn rewritten_payload_is_not_a_stamp() {
+        assert_eq!(Stamp::read(&[0xab; 16]), None);
+        assert_eq!(Stamp::read(&[0; 16]), None);
+        // A key-value response echoes bytes 4..12 of the request: the first magic, not the second.
+        let mut req = [0u8; 16];
+        Stamp { seq: 1, tx_ns: 7 }.write(&mut req).unwrap();
+        let mut resp = [0u8; 16];
+        resp[4..12].copy_from_slice(&req[4..12]);
+        assert_eq!(Stamp::read(&resp), None);
     }
 }
