@@ -43,7 +43,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use traffic::Generator;
 use wire::frame::FCS_LEN;
-use wire::{IndirectionTable, PacketView};
+use wire::{IndirectionTable, PacketView, Stamp};
 
 /// Longest a sleeping core goes without polling, ps (10 µs): bounds the idle time of designs whose
 /// progress does not come from the NIC's deliveries to the core's own queue.
@@ -223,7 +223,7 @@ pub fn run_design<D: Design, A: App>(
                 PacketView::new_checked(&frame[..meta.len]).map(|v| v.payload_offset()).unwrap_or(meta.len)
             });
             // The NIC's arrival time replaces the generator's send time in the stamp.
-            frame[at + 8..at + 16].copy_from_slice(&(arrival / 1000).to_le_bytes());
+            Stamp { seq: meta.seq, tx_ns: arrival / 1000 }.write(&mut frame[at..]);
             let bytes = meta.frame_len() as u64;
             c.offered = (c.offered.0 + 1, c.offered.1 + bytes);
             if win.contains(arrival) {
@@ -329,11 +329,11 @@ pub fn run_design<D: Design, A: App>(
                 let mut probe = SimProbe::new(&mut m, Agent::Nic, start, &cell);
                 let mut out = |f: &[u8]| {
                     let done = nic.wire_out(cell.get(), f.len() + FCS_LEN);
-                    let stamp = f.get(stamp_off..stamp_off + 16).unwrap_or(&[0; 16]);
-                    reorder.record(u64::from_le_bytes(stamp[..8].try_into().unwrap_or_default()));
-                    let arrival_ns = u64::from_le_bytes(stamp[8..].try_into().unwrap_or_default());
-                    if win.contains(arrival_ns * 1000) {
-                        hist.record((done / 1000).saturating_sub(arrival_ns));
+                    if let Some(stamp) = f.get(stamp_off..).and_then(Stamp::read) {
+                        reorder.record(stamp.seq);
+                        if win.contains(stamp.tx_ns * 1000) {
+                            hist.record((done / 1000).saturating_sub(stamp.tx_ns));
+                        }
                     }
                     c.sent += 1;
                     if win.contains(done) {
@@ -365,9 +365,7 @@ pub fn run_design<D: Design, A: App>(
                 let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
                 let n = drivers[i].rx_burst(&mut probe, ctx, &mut st.rx, iface.burst);
                 for pkt in &st.rx {
-                    let seq = pkt
-                        .get(stamp_off..stamp_off + 8)
-                        .map_or(u64::MAX, |b| u64::from_le_bytes(b.try_into().unwrap_or([0xff; 8])));
+                    let seq = pkt.get(stamp_off..).and_then(Stamp::read).map_or(u64::MAX, |s| s.seq);
                     check.delivered(seq);
                 }
                 probe.phase(Phase::App);
