@@ -248,11 +248,11 @@ fn bad_options_are_config_errors() {
     let pool = SharedPool::new(Arc::new(Arena::new("t", 64, BufLayout::default()).unwrap()));
     let with = |enso: EnsoConfig| IfaceConfig { enso, ..small() };
     let e = Enso::build(&with(EnsoConfig { pipe_size: 4096 + 64, ..small().enso }), &pool).unwrap_err();
-    assert_eq!(e.option, "enso-pipe");
+    assert_eq!(e.option, "enso-pipe-size");
     assert!(e.to_string().contains("multiple of the page size"), "{e}");
     assert_eq!(
         Enso::build(&with(EnsoConfig { pipe_size: 100, ..small().enso }), &pool).unwrap_err().option,
-        "enso-pipe"
+        "enso-pipe-size"
     );
     assert_eq!(
         Enso::build(&with(EnsoConfig { pipes_per_core: 0, ..small().enso }), &pool).unwrap_err().option,

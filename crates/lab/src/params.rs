@@ -129,6 +129,24 @@ pub struct Params {
     /// nicmem: bytes of on-NIC memory, e.g. `256Ki`, `64Mi` [default: the paper NIC's 256 KiB].
     #[arg(long)]
     pub nicmem_capacity: Option<Quantity>,
+    /// nicmem: header/data split offset H in bytes (nicmem §5) [default: 64].
+    #[arg(long)]
+    pub nicmem_split: Option<usize>,
+    /// Ensō: bytes per pipe, a multiple of the page size (Ensō §5.1) [default: 2Mi].
+    #[arg(long)]
+    pub enso_pipe_size: Option<Quantity>,
+    /// Ensō: pipes per core, all on the core's one notification buffer (Ensō §4.1) [default: 2].
+    #[arg(long)]
+    pub enso_pipes: Option<usize>,
+    /// Ensō: `reactive` notifications (§4.2, Figure 5) or one `per-packet` [default: reactive].
+    #[arg(long)]
+    pub enso_notify: Option<String>,
+    /// Ensō: notification prefetching (§4.2) [default: false].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub enso_prefetch: Option<bool>,
+    /// Chaotic Ensō: largest gap between messages, in 64 B quanta (§7.2.3) [default: 4].
+    #[arg(long)]
+    pub enso_chaotic_gap: Option<u32>,
     /// Frame size, FCS included: 64..=1518, `imix`, `dc` or `pcap:FILE` [default: 64].
     #[arg(long)]
     pub size: Option<Quantity>,

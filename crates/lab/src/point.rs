@@ -6,6 +6,7 @@ use crate::params::{Arrivals, Engine, Params, Quantity};
 use crate::traffic_args::{TrafficArgs, flag};
 use anyhow::{Result, anyhow, bail};
 use apps::AppParams;
+use ifaces::enso::NotifyMode;
 use ifaces::shring::dynamic::Thresholds;
 use ifaces::{IfaceConfig, RingSize};
 use live::{LiveConfig, Pace, Traffic};
@@ -67,6 +68,23 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
     if let Some(c) = &p.nicmem_capacity {
         cfg.nicmem.capacity = flag("nicmem-capacity", ifaces::ringsize::parse_count(&c.0))? as usize;
     }
+    if let Some(h) = p.nicmem_split {
+        cfg.nicmem.split_at = h;
+    }
+    let e = &mut cfg.enso;
+    if let Some(s) = &p.enso_pipe_size {
+        e.pipe_size = flag("enso-pipe-size", ifaces::ringsize::parse_count(&s.0))? as usize;
+    }
+    e.pipes_per_core = p.enso_pipes.unwrap_or(e.pipes_per_core);
+    if let Some(n) = &p.enso_notify {
+        e.notify = match n.as_str() {
+            "reactive" => NotifyMode::Reactive,
+            "per-packet" => NotifyMode::PerPacket,
+            other => bail!("invalid --enso-notify: '{other}' (use reactive or per-packet)"),
+        };
+    }
+    e.prefetch = p.enso_prefetch.unwrap_or(e.prefetch);
+    e.chaotic_gap = p.enso_chaotic_gap.unwrap_or(e.chaotic_gap);
     Ok(cfg)
 }
 

@@ -164,3 +164,38 @@ fn advise_sizes_ax_for_the_ddio_ways() {
     fails(&["advise", "--profile", "nope"], &["nope"]);
     fails(&["advise", "--cores", "3", "--nics", "2"], &["--nics"]);
 }
+
+#[test]
+fn design_options_reach_the_design_and_bad_ones_name_the_flag() {
+    let suppressed = |mode: &str| {
+        let out = ok(&[
+            "run",
+            "--engine",
+            "sim",
+            "--iface",
+            "enso",
+            "--enso-notify",
+            mode,
+            "--enso-pipes",
+            "4",
+            "--cores",
+            "2",
+            "--duration",
+            "50us",
+            "--warmup",
+            "10us",
+            "--json",
+        ]);
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        r["device_metrics"]["notifications_suppressed"].as_f64().unwrap()
+    };
+    // Reactive notifications (Ensō §4.2) suppress most; one per packet suppresses none.
+    assert!(suppressed("reactive") > 0.0);
+    assert_eq!(suppressed("per-packet"), 0.0);
+    fails(&["run", "--iface", "enso", "--enso-notify", "bogus"], &["--enso-notify", "reactive"]);
+    fails(
+        &["run", "--engine", "sim", "--iface", "enso", "--enso-pipe-size", "1000"],
+        &["--enso-pipe-size", "page size"],
+    );
+    fails(&["run", "--engine", "sim", "--iface", "nmnfv", "--nicmem-split", "5000"], &["--nicmem-split"]);
+}

@@ -100,7 +100,7 @@ fn validate(o: &EnsoConfig, cfg: &IfaceConfig) -> Result<(), ConfigError> {
     let page = mirror::page_size();
     if o.pipe_size == 0 || !o.pipe_size.is_multiple_of(page) || !o.pipe_size.is_multiple_of(QUANTUM) {
         return Err(ConfigError::new(
-            "enso-pipe",
+            "enso-pipe-size",
             format!(
                 "pipe size {} B must be a non-zero multiple of the page size ({page} B) and of the {QUANTUM}-byte quantum (try {})",
                 o.pipe_size,
@@ -120,7 +120,10 @@ fn validate(o: &EnsoConfig, cfg: &IfaceConfig) -> Result<(), ConfigError> {
         ));
     }
     if o.chaotic_gap > 64 {
-        return Err(ConfigError::new("enso-gap", format!("chaotic gaps of up to 64 quanta, got {}", o.chaotic_gap)));
+        return Err(ConfigError::new(
+            "enso-chaotic-gap",
+            format!("chaotic gaps of up to 64 quanta, got {}", o.chaotic_gap),
+        ));
     }
     Ok(())
 }
@@ -150,7 +153,7 @@ impl<const V: u8> Design for EnsoDesign<V> {
             let all = (0..=o.pipes_per_core)
                 .map(|_| mirror::Mirror::new(o.pipe_size).map(PipeShared::new))
                 .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| ConfigError::new("enso-pipe", e.to_string()))?;
+                .map_err(|e| ConfigError::new("enso-pipe-size", e.to_string()))?;
             let rx_pipes = &all[..o.pipes_per_core];
             let (nic_notif, sw_notif) = notif::rx_notification_buffer(cfg.ring);
             let (sw_tx, nic_tx) = notif::tx_notification_buffer(cfg.tx_ring);
