@@ -98,7 +98,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     check_options(cfg)?;
     cfg.iface.validate_common()?;
     let mut src = match &cfg.traffic {
-        Traffic::Generate(g) => Prebuilt::generate(g, usize::MAX)?,
+        Traffic::Generate(g) => Prebuilt::generate(g)?,
         Traffic::Pcap(path) => Prebuilt::from_trace(Trace::read(path)?),
     };
     if src.frames.is_empty() {

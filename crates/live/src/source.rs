@@ -38,10 +38,10 @@ pub struct Prebuilt {
 pub const PREBUILT_BYTES: usize = 32 << 20;
 
 impl Prebuilt {
-    /// Frames from the synthetic generator: as many as fit in [`PREBUILT_BYTES`], at most `max`.
-    pub fn generate(cfg: &GenConfig, max: usize) -> Result<Prebuilt, traffic::GenError> {
+    /// Frames from the synthetic generator: as many as fit in [`PREBUILT_BYTES`].
+    pub fn generate(cfg: &GenConfig) -> Result<Prebuilt, traffic::GenError> {
         let mut g = Generator::new(cfg)?;
-        let count = (PREBUILT_BYTES / g.max_len().max(1)).clamp(1, max.max(1));
+        let count = (PREBUILT_BYTES / g.max_len().max(1)).max(1);
         let mut buf = vec![0u8; g.max_len()];
         let frames = (0..count)
             .map(|_| {
