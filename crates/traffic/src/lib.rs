@@ -5,6 +5,7 @@
 //! - [`Generator`]: seeded synthetic traffic from a [`GenConfig`]: sizes ([`sizes`]), flows and their
 //!   popularity ([`flows`]), rate and bursts ([`rate`], [`units`]) and RSS steering ([`steer`]). Every
 //!   packet carries a [`wire::Stamp`]; [`template`] makes each one a copy and a few patched fields.
+//! - [`kvs`]: key-value requests (wire format and client) for the `kvs` app and KVS payloads.
 //! - [`inspect`]: the summary `rxlab trace inspect` prints, including how RSS spreads a trace over N
 //!   queues (rxBisect §3.3, Figure 4).
 //!
@@ -14,7 +15,9 @@
 pub mod config;
 pub mod flows;
 pub mod generator;
+pub mod hash;
 pub mod inspect;
+pub mod kvs;
 pub mod link;
 pub mod rate;
 pub mod sizes;

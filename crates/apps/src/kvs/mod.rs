@@ -1,22 +1,21 @@
 //! `kvs`: a MICA-like key-value server (Lim et al., NSDI'14) as the papers run it (shRing §5.2, rxBisect
-//! §6.1, nicmem §6.6, Ensō §7.3.3): GET/PUT requests in UDP packets ([`proto`]), keys partitioned to cores
-//! by hash, each core serving its partition from a lossy index and circular log ([`store`]) with nothing
-//! shared, and each response built as a new packet. [`client`] generates the matching requests.
+//! §6.1, nicmem §6.6, Ensō §7.3.3): GET/PUT requests in UDP packets ([`traffic::kvs::proto`]), keys
+//! partitioned to cores by hash, each core serving its partition from a lossy index and circular log
+//! ([`store`]) with nothing shared, and each response built as a new packet. [`traffic::kvs::client`]
+//! generates the matching requests.
 //!
 //! Parameters: `log=SIZE` circular log per core (default 64MiB), `buckets=N` index buckets per core
 //! (64 B each, default 256K).
 
-pub mod client;
-pub mod proto;
 pub mod store;
 
 use crate::params::Reader;
 use crate::{App, AppError, flow};
 use ifaces::probe::Access;
 use ifaces::{CoreCtx, Metrics, Packet, Probe};
-use proto::{HEADER_LEN, Op, Request, Status, write_response_header};
 use std::net::IpAddr;
 use store::{KeyHash, Partition};
+use traffic::kvs::proto::{HEADER_LEN, Op, Request, Status, write_response_header};
 use wire::{PacketView, checksum};
 
 /// Ethernet, IPv4 (no options) and UDP header bytes of a response.
@@ -190,7 +189,8 @@ mod tests {
     use super::*;
     use crate::harness::TestCore;
     use crate::params::AppParams;
-    use client::{Client, ClientConfig};
+    use traffic::kvs::client::{Client, ClientConfig};
+    use traffic::kvs::proto;
 
     fn server(core: usize, cores: usize) -> Kvs {
         Kvs::new(AppParams::parse("log=1MiB,buckets=4K").unwrap().reader("kvs"), core, cores).unwrap()

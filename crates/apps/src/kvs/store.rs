@@ -7,9 +7,10 @@
 //! - Index (MICA §4.3.2): 64-byte buckets of 8 entries, each a 16-bit tag and a 48-bit log offset. A PUT
 //!   reuses the key's entry, else an empty or stale one, else evicts the entry of the oldest item.
 
-use crate::flow::{hash_bytes, hash_bytes_work};
+use crate::flow::hash_bytes_work;
 use ifaces::Probe;
 use ifaces::probe::Access;
+use traffic::kvs::proto;
 
 /// Entries per index bucket.
 const WAYS: usize = 8;
@@ -35,12 +36,12 @@ impl KeyHash {
     /// Hash a key (reports the hashing work).
     pub fn of<P: Probe>(p: &mut P, key: &[u8]) -> KeyHash {
         p.work(hash_bytes_work(key.len()));
-        KeyHash(hash_bytes(key, 0x4d49_4341))
+        KeyHash(proto::key_hash(key))
     }
 
-    /// The partition (core) that owns the key: MICA maps keys to partitions by hash (MICA §4.1).
+    /// The partition (core) that owns the key ([`proto::partition`]).
     pub fn partition(self, partitions: usize) -> usize {
-        ((self.0 >> 16) % partitions.max(1) as u64) as usize
+        proto::partition(self.0, partitions)
     }
 
     fn tag(self) -> u64 {

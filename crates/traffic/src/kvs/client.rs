@@ -6,10 +6,8 @@
 //! 9000 + partition and source port 5000 + partition, so that one partition is one flow and steering by
 //! flow keeps a key on one core.
 
-use super::proto::{HEADER_LEN, Op, Request};
-use super::store::KeyHash;
-use crate::flow::mix;
-use ifaces::NoProbe;
+use super::proto::{HEADER_LEN, Op, Request, key_hash, partition};
+use crate::hash::mix;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -97,7 +95,7 @@ impl Client {
         let value = if op == Op::Put { self.value(k, id) } else { Vec::new() };
         // The config was validated, so the request always encodes and fits a frame.
         let payload = Request { op, id, key: &key, value: &value }.encode().unwrap_or_default();
-        let part = KeyHash::of(&mut NoProbe::new(), &key).partition(self.cfg.cores) as u16;
+        let part = partition(key_hash(&key), self.cfg.cores) as u16;
         let tuple = FiveTuple {
             src: IpAddr::V4(CLIENT_ADDR),
             dst: IpAddr::V4(SERVER_ADDR),
@@ -134,7 +132,6 @@ fn fill(out: &mut [u8], seed: u64) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kvs::proto::Request;
     use std::collections::HashMap;
     use wire::PacketView;
 
@@ -149,7 +146,7 @@ mod tests {
             let r = Request::parse(v.payload()).unwrap();
             gets += usize::from(r.op == Op::Get);
             *per_key.entry(r.key.to_vec()).or_insert(0) += 1;
-            let part = KeyHash::of(&mut NoProbe::new(), r.key).partition(4) as u16;
+            let part = partition(key_hash(r.key), 4) as u16;
             assert_eq!(v.five_tuple().dst_port, SERVER_PORT + part);
         }
         assert!((9300..9700).contains(&gets), "{gets}");

@@ -5,8 +5,21 @@
 //! Response: `status u8 | 0 u8 | value_len u16 | id u64 | value` (value only for a GET hit).
 //! `id` is the client's tag (e.g. a send timestamp, Ensō §7.3.3) and is echoed back.
 
+use crate::hash::hash_bytes;
+
 /// Bytes of the fixed header of requests and responses.
 pub const HEADER_LEN: usize = 12;
+
+/// The hash of a key, shared by client and server (partitions, index buckets and tags derive from it).
+pub fn key_hash(key: &[u8]) -> u64 {
+    hash_bytes(key, 0x4d49_4341)
+}
+
+/// The partition (server core) that owns a key of hash `hash`: MICA maps keys to partitions by hash
+/// (MICA §4.1).
+pub fn partition(hash: u64, partitions: usize) -> usize {
+    ((hash >> 16) % partitions.max(1) as u64) as usize
+}
 
 /// A request's operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
