@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use traffic::units::parse_duration_ns;
-use traffic::{Burst, GenConfig, IpVersion, Popularity, Rate, SizeSpec, Steering};
+use traffic::{Burst, GenConfig, IpVersion, Payload, Popularity, Rate, SizeSpec, Steering};
 use wire::L4Proto;
 
 /// What the synthetic generator sends.
@@ -75,6 +75,7 @@ impl TrafficArgs {
             rate,
             burst: self.burst.as_deref().map(parse_burst).transpose().context("--burst")?,
             steering,
+            payload: Payload::Stamp,
         })
     }
 }

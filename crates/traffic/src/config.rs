@@ -1,6 +1,7 @@
 //! The generator's configuration, as a TOML experiment embeds it, and its validation.
 
 use crate::flows::{IpVersion, Popularity};
+use crate::kvs::client::ClientConfig;
 use crate::rate::Burst;
 use crate::sizes::SizeSpec;
 use crate::steer::Steering;
@@ -22,6 +23,18 @@ pub enum GenError {
     /// The capture named by `size = "pcap:FILE"` could not be read.
     #[error(transparent)]
     Trace(#[from] TraceError),
+}
+
+/// What the L4 payload of each generated packet carries.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Payload {
+    /// The [`wire::Stamp`] at the start of a zeroed payload; frames have the sizes of [`GenConfig::size`].
+    #[default]
+    Stamp,
+    /// One key-value request ([`crate::kvs`]) followed by the stamp as a trailer (the last 16 bytes of the
+    /// L4 payload); each frame is as long as its request needs (at least 64 B) and `size` is unused.
+    Kvs(ClientConfig),
 }
 
 /// Everything that defines a synthetic traffic stream. Same config, same bytes.
@@ -46,6 +59,8 @@ pub struct GenConfig {
     pub burst: Option<Burst>,
     /// Queue steering: `"none"`, `{ target = { queues, queue, percent } }` or `{ rss-even = { queues } }`.
     pub steering: Steering,
+    /// Payload: `"stamp"` or `{ kvs = { keys, key_len, value_len, get_ratio, zipf } }`.
+    pub payload: Payload,
 }
 
 impl Default for GenConfig {
@@ -60,6 +75,7 @@ impl Default for GenConfig {
             rate: Rate::Gbps(10.0),
             burst: None,
             steering: Steering::None,
+            payload: Payload::Stamp,
         }
     }
 }
@@ -98,6 +114,9 @@ impl GenConfig {
                 ));
             }
         }
+        if let Payload::Kvs(c) = &self.payload {
+            c.check()?;
+        }
         self.steering.validate(self.flows)
     }
 }
@@ -135,6 +154,10 @@ mod tests {
             parse("steering = { rss-even = { queues = 8 } }").unwrap().steering,
             Steering::RssEven { queues: 8 }
         );
+        let kvs = parse("payload = { kvs = { keys = 10, zipf = 0.99 } }").unwrap().payload;
+        assert_eq!(kvs, Payload::Kvs(ClientConfig { keys: 10, zipf: Some(0.99), ..ClientConfig::default() }));
+        assert_eq!(parse(r#"payload = "stamp""#).unwrap().payload, Payload::Stamp);
+        assert!(parse("payload = { kvs = { key = 3 } }").unwrap_err().contains("unknown field"));
     }
 
     #[test]
@@ -151,5 +174,7 @@ mod tests {
         assert!(bad(GenConfig { flows: 6, steering: Steering::RssEven { queues: 4 }, ..d() }).contains("multiple"));
         assert!(bad(GenConfig { steering: Steering::RssEven { queues: 0 }, ..d() }).contains("queues must be"));
         assert!(bad(GenConfig { popularity: Popularity::Zipf(-1.0), ..d() }).contains("Zipf"));
+        let kvs = |get_ratio| Payload::Kvs(ClientConfig { get_ratio, ..ClientConfig::default() });
+        assert!(bad(GenConfig { payload: kvs(2.0), ..d() }).contains("GET ratio"));
     }
 }

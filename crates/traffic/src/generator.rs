@@ -5,8 +5,10 @@
 //! then draws a group, a flow and a size, copies the template into the caller's buffer, stamps it and
 //! advances the pacer: no allocation, no parsing.
 
-use crate::config::{GenConfig, GenError};
+use crate::config::{GenConfig, GenError, Payload};
 use crate::flows::{FlowSet, Picker};
+use crate::kvs::client::Client;
+use crate::kvs::proto::HEADER_LEN;
 use crate::rate::Pacer;
 use crate::sizes::{SizeDist, SizeSpec};
 use crate::steer::Steering;
@@ -67,6 +69,8 @@ pub struct Generator {
     pacer: Pacer,
     seq: u64,
     max_len: usize,
+    /// The request source of a KVS payload ([`Payload::Kvs`]).
+    kvs: Option<Client>,
 }
 
 impl Generator {
@@ -95,16 +99,24 @@ impl Generator {
                 members: g.members,
             })
             .collect();
-        let need = sel.flows.get(0).map_or(0, |f| min_frame_len(&f.tuple));
-        let smallest = groups.iter().map(|g| g.sizes.min()).min().unwrap_or(MAX_FRAME);
-        if smallest < need {
-            let proto = if cfg.proto == L4Proto::Tcp { "TCP" } else { "UDP" };
-            return Err(GenError::Config(format!(
-                "{smallest} B frames cannot carry {proto}/{} headers and the 16 B stamp: use frames of at least {need} B",
-                cfg.ip
-            )));
-        }
-        let max_len = groups.iter().map(|g| g.sizes.max()).max().unwrap_or(MAX_FRAME) - FCS_LEN;
+        let kvs = match &cfg.payload {
+            Payload::Stamp => None,
+            // The flows come from the generator, so the client's partitions are unused: one.
+            Payload::Kvs(c) => Some(Client::new(c.clone(), 1, rng.random()).map_err(GenError::Config)?),
+        };
+        let max_len = match &cfg.payload {
+            Payload::Stamp => Self::sized_max_len(cfg, &sel.flows, &groups)?,
+            Payload::Kvs(c) => {
+                let body = HEADER_LEN + c.key_len + c.value_len;
+                let longest = templates.iter().map(|t| t.body_frame_len(body)).max().unwrap_or(MAX_FRAME);
+                if longest > MAX_FRAME {
+                    return Err(GenError::Config(format!(
+                        "a KVS request of {body} B and the 16 B stamp need {longest} B frames, more than {MAX_FRAME} B"
+                    )));
+                }
+                longest - FCS_LEN
+            }
+        };
         let first_threshold = (sel.first_share.clamp(0.0, 1.0) * 2f64.powi(64)).min(u64::MAX as f64) as u64;
         Ok(Generator {
             rng,
@@ -115,7 +127,23 @@ impl Generator {
             pacer: Pacer::new(cfg.rate, cfg.burst),
             seq: 0,
             max_len,
+            kvs,
         })
+    }
+
+    /// Largest frame without FCS of the size distributions of `groups`, checking that their smallest
+    /// frames carry the headers and the stamp.
+    fn sized_max_len(cfg: &GenConfig, flows: &FlowSet, groups: &[Group]) -> Result<usize, GenError> {
+        let need = flows.get(0).map_or(0, |f| min_frame_len(&f.tuple));
+        let smallest = groups.iter().map(|g| g.sizes.min()).min().unwrap_or(MAX_FRAME);
+        if smallest < need {
+            let proto = if cfg.proto == L4Proto::Tcp { "TCP" } else { "UDP" };
+            return Err(GenError::Config(format!(
+                "{smallest} B frames cannot carry {proto}/{} headers and the 16 B stamp: use frames of at least {need} B",
+                cfg.ip
+            )));
+        }
+        Ok(groups.iter().map(|g| g.sizes.max()).max().unwrap_or(MAX_FRAME) - FCS_LEN)
     }
 
     /// The flows, indexed by [`PacketMeta::flow`].
@@ -139,11 +167,22 @@ impl Generator {
             _ => &self.groups[usize::from(self.rng.random::<u64>() >= self.first_threshold)],
         };
         let flow = g.members[g.picker.pick(&mut self.rng)];
-        let frame_len = g.sizes.sample(&mut self.rng);
-        let ts_ns = self.pacer.next(frame_len);
         let seq = self.seq;
         self.seq += 1;
-        let len = self.templates[flow as usize].write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf);
+        let template = &self.templates[flow as usize];
+        let (ts_ns, len) = match &mut self.kvs {
+            None => {
+                let frame_len = g.sizes.sample(&mut self.rng);
+                let ts_ns = self.pacer.next(frame_len);
+                (ts_ns, template.write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf))
+            }
+            Some(client) => {
+                let (op, k, id) = client.next_op();
+                let (body, _) = client.request(op, k, id);
+                let ts_ns = self.pacer.next(template.body_frame_len(body.len()));
+                (ts_ns, template.write_body(&body, Stamp { seq, tx_ns: ts_ns }, buf))
+            }
+        };
         PacketMeta { ts_ns, len, flow, seq }
     }
 

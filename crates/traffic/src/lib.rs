@@ -4,7 +4,8 @@
 //!   [`link`] normalises other link types to Ethernet.
 //! - [`Generator`]: seeded synthetic traffic from a [`GenConfig`]: sizes ([`sizes`]), flows and their
 //!   popularity ([`flows`]), rate and bursts ([`rate`], [`units`]) and RSS steering ([`steer`]). Every
-//!   packet carries a [`wire::Stamp`]; [`template`] makes each one a copy and a few patched fields.
+//!   packet carries a [`wire::Stamp`] (after a key-value request with [`Payload::Kvs`]); [`template`]
+//!   makes each one a copy and a few patched fields.
 //! - [`kvs`]: key-value requests (wire format and client) for the `kvs` app and KVS payloads.
 //! - [`inspect`]: the summary `rxlab trace inspect` prints, including how RSS spreads a trace over N
 //!   queues (rxBisect §3.3, Figure 4).
@@ -27,7 +28,7 @@ pub mod template;
 pub mod trace;
 pub mod units;
 
-pub use config::{GenConfig, GenError};
+pub use config::{GenConfig, GenError, Payload};
 pub use flows::{FlowInfo, FlowSet, IpVersion, Popularity};
 pub use generator::{Generator, PacketMeta, Stop};
 pub use inspect::{InspectOptions, TraceSummary, inspect};

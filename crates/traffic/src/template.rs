@@ -6,7 +6,7 @@
 //! so a packet costs a copy and a handful of additions, not a header parse.
 
 use wire::build::build_frame;
-use wire::frame::FCS_LEN;
+use wire::frame::{FCS_LEN, MIN_FRAME};
 use wire::stamp::STAMP_LEN;
 use wire::{FiveTuple, FrameSpec, L4Proto, Stamp};
 
@@ -66,18 +66,53 @@ impl Template {
     }
 
     /// Write a frame of `frame_len` bytes (FCS included, so `frame_len - 4` bytes are written) carrying
-    /// `stamp` into `buf`; returns the bytes written. `frame_len` must fit headers and stamp
-    /// ([`min_frame_len`]) and `buf` must hold `frame_len - 4` bytes.
+    /// `stamp` at the start of a zeroed payload into `buf`; returns the bytes written. `frame_len` must fit
+    /// headers and stamp ([`min_frame_len`]) and `buf` must hold `frame_len - 4` bytes.
     #[inline]
     pub fn write(&self, frame_len: usize, stamp: Stamp, buf: &mut [u8]) -> usize {
         let len = frame_len - FCS_LEN;
-        let buf = &mut buf[..len];
-        let (head, payload) = buf.split_at_mut(self.header_len);
-        head.copy_from_slice(&self.header[..self.header_len]);
+        let payload = self.head(&mut buf[..len]);
         payload.fill(0);
         let mut s = [0u8; STAMP_LEN];
         let _ = stamp.write(&mut s);
         payload[..STAMP_LEN].copy_from_slice(&s);
+        self.patch(&mut buf[..len], sum(&s))
+    }
+
+    /// Write a frame whose L4 payload is `body`, zeros up to the Ethernet minimum, and `stamp` as its
+    /// trailer (the last [`STAMP_LEN`] bytes of the L4 payload) into `buf`; returns the bytes written.
+    /// `buf` must hold [`Template::body_frame_len`] - 4 bytes.
+    pub fn write_body(&self, body: &[u8], stamp: Stamp, buf: &mut [u8]) -> usize {
+        let len = self.body_frame_len(body.len()) - FCS_LEN;
+        let payload = self.head(&mut buf[..len]);
+        let (body_out, rest) = payload.split_at_mut(body.len());
+        body_out.copy_from_slice(body);
+        let (zeros, trailer) = rest.split_at_mut(rest.len() - STAMP_LEN);
+        zeros.fill(0);
+        let _ = stamp.write(trailer);
+        let payload_sum = sum(&buf[self.header_len..len]);
+        self.patch(&mut buf[..len], payload_sum)
+    }
+
+    /// The length (FCS included) of the frame [`Template::write_body`] writes for a body of `body_len`
+    /// bytes: headers, body and stamp, at least the Ethernet minimum.
+    pub fn body_frame_len(&self, body_len: usize) -> usize {
+        (self.header_len + body_len + STAMP_LEN + FCS_LEN).max(MIN_FRAME)
+    }
+
+    /// Copy the headers into `frame` (the frame without FCS); returns its payload.
+    #[inline]
+    fn head<'b>(&self, frame: &'b mut [u8]) -> &'b mut [u8] {
+        let (head, payload) = frame.split_at_mut(self.header_len);
+        head.copy_from_slice(&self.header[..self.header_len]);
+        payload
+    }
+
+    /// Patch the length fields and checksums of `buf` (the frame without FCS) whose payload words sum to
+    /// `payload_sum`; returns its length.
+    #[inline]
+    fn patch(&self, buf: &mut [u8], payload_sum: u32) -> usize {
+        let len = buf.len();
         let l4_len = (len - self.l4_off) as u16;
         if self.v4 {
             let total = (len - ETH) as u16;
@@ -86,7 +121,7 @@ impl Template {
         } else {
             put(buf, ETH + 4, l4_len);
         }
-        let mut l4 = self.l4_sum + u32::from(l4_len) + sum(&s);
+        let mut l4 = self.l4_sum + u32::from(l4_len) + payload_sum;
         if self.udp {
             put(buf, self.l4_off + 4, l4_len);
             l4 += u32::from(l4_len);
@@ -145,6 +180,24 @@ mod tests {
             let mut buf = [0xaau8; 1514];
             let n = Template::new(&t).unwrap().write(frame_len, stamp, &mut buf);
             prop_assert_eq!(&buf[..n], &want[..]);
+        }
+
+        /// A body with a stamp trailer: the same bytes as the reference builder given body and stamp.
+        #[test]
+        fn body_matches_the_reference_builder(v6: bool, tcp: bool, a: u32, body in proptest::collection::vec(any::<u8>(), 0..1400)) {
+            let t = tuple(v6, tcp, a, 7);
+            let stamp = Stamp { seq: 3, tx_ns: 9 };
+            let tpl = Template::new(&t).unwrap();
+            let frame_len = tpl.body_frame_len(body.len());
+            let mut payload = body.clone();
+            payload.resize(frame_len - FCS_LEN - FrameSpec { tuple: t, frame_len }.header_len(), 0);
+            let at = payload.len() - STAMP_LEN;
+            stamp.write(&mut payload[at..]).unwrap();
+            let want = build_frame(&FrameSpec { tuple: t, frame_len }, &payload).unwrap();
+            let mut buf = [0xaau8; 1600];
+            let n = tpl.write_body(&body, stamp, &mut buf);
+            prop_assert_eq!(&buf[..n], &want[..]);
+            prop_assert_eq!(Stamp::read(&buf[n - STAMP_LEN..n]), Some(stamp));
         }
     }
 }

@@ -2,9 +2,11 @@
 
 use proptest::prelude::*;
 use std::collections::HashMap;
+use traffic::kvs::client::ClientConfig;
+use traffic::kvs::proto::{Op, Request};
 use traffic::{
-    Burst, Container, GenConfig, Generator, IpVersion, OutputFormat, Popularity, Rate, Resolution, SizeSpec, Steering,
-    Stop, Trace,
+    Burst, Container, GenConfig, Generator, IpVersion, OutputFormat, Payload, Popularity, Rate, Resolution, SizeSpec,
+    Steering, Stop, Trace,
 };
 use wire::frame::wire_bits;
 use wire::{L4Proto, PacketView, Stamp};
@@ -177,4 +179,28 @@ proptest! {
             prop_assert_eq!(want, b.ts_ns);
         }
     }
+}
+
+#[test]
+fn kvs_payload_carries_a_request_and_a_stamp_trailer() {
+    let kvs = ClientConfig { keys: 100, get_ratio: 0.5, value_len: 100, ..ClientConfig::default() };
+    let c = GenConfig { payload: Payload::Kvs(kvs.clone()), ..cfg() };
+    let a = Generator::new(&c).unwrap().packets(400);
+    assert_eq!(a, Generator::new(&c).unwrap().packets(400), "same seed, same bytes");
+    let mut gets = 0;
+    for (i, p) in a.iter().enumerate() {
+        let v = PacketView::new_checked(&p.data[..]).unwrap();
+        assert!(wire::rewrite::checksums_valid(&v));
+        let payload = v.payload();
+        let r = Request::parse(payload).unwrap();
+        gets += usize::from(r.op == Op::Get);
+        let stamp = Stamp::read(&payload[payload.len() - 16..]).unwrap();
+        assert_eq!((stamp.seq, stamp.tx_ns), (i as u64, p.ts_ns));
+        assert!(p.data.len() + 4 >= 64);
+        assert_eq!(p.data.len(), 42 + 12 + 8 + if r.op == Op::Put { 100 } else { 0 } + 16);
+    }
+    assert!((120..280).contains(&gets), "{gets}");
+    let big = ClientConfig { key_len: 255, value_len: 1200, ..kvs };
+    let err = Generator::new(&GenConfig { payload: Payload::Kvs(big), ..cfg() }).unwrap_err().to_string();
+    assert!(err.contains("more than 1518"), "{err}");
 }

@@ -11,6 +11,7 @@ use crate::hash::mix;
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Zipf};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Deserialize;
 use std::net::{IpAddr, Ipv4Addr};
 use wire::{FiveTuple, FrameSpec, build_frame};
 
@@ -22,7 +23,8 @@ pub const SERVER_ADDR: Ipv4Addr = Ipv4Addr::new(10, 2, 0, 1);
 pub const SERVER_PORT: u16 = 9000;
 
 /// What to generate.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct ClientConfig {
     /// Number of distinct keys.
     pub keys: u64,
@@ -34,14 +36,34 @@ pub struct ClientConfig {
     pub get_ratio: f64,
     /// Zipf skew of key popularity (MICA's 0.99), or uniform if `None`.
     pub zipf: Option<f64>,
-    /// Server cores (partitions).
-    pub cores: usize,
 }
 
 impl Default for ClientConfig {
-    /// One million "tiny" items (8 B keys and values, Ensō §7.3.3), 50% GET, uniform, one core.
+    /// One million "tiny" items (8 B keys and values, Ensō §7.3.3), 50% GET, uniform.
     fn default() -> Self {
-        ClientConfig { keys: 1_000_000, key_len: 8, value_len: 8, get_ratio: 0.5, zipf: None, cores: 1 }
+        ClientConfig { keys: 1_000_000, key_len: 8, value_len: 8, get_ratio: 0.5, zipf: None }
+    }
+}
+
+impl ClientConfig {
+    /// Check the parameters: keys of 8 to 255 B, values that fit a UDP/IPv4 frame, a GET ratio within 0
+    /// and 1 and a valid Zipf exponent.
+    pub fn check(&self) -> Result<(), String> {
+        if !(8..=255).contains(&self.key_len) || self.keys == 0 {
+            return Err(format!("kvs: keys must be 8 to 255 B (got {}) and more than 0", self.key_len));
+        }
+        let max_value = wire::frame::MAX_FRAME - wire::frame::FCS_LEN - 42 - HEADER_LEN - self.key_len;
+        if self.value_len > max_value {
+            return Err(format!("kvs: values must be at most {max_value} B, got {}", self.value_len));
+        }
+        if !(0.0..=1.0).contains(&self.get_ratio) {
+            return Err(format!("kvs: the GET ratio must be within 0 and 1, got {}", self.get_ratio));
+        }
+        self.zipf_dist().map(|_| ())
+    }
+
+    fn zipf_dist(&self) -> Result<Option<Zipf<f64>>, String> {
+        self.zipf.map(|s| Zipf::new(self.keys as f64, s).map_err(|e| format!("kvs: zipf {s}: {e}"))).transpose()
     }
 }
 
@@ -49,29 +71,21 @@ impl Default for ClientConfig {
 #[derive(Debug, Clone)]
 pub struct Client {
     cfg: ClientConfig,
+    cores: usize,
     rng: Xoshiro256PlusPlus,
     zipf: Option<Zipf<f64>>,
     seq: u64,
 }
 
 impl Client {
-    /// A generator for `cfg`, seeded with `seed`.
-    pub fn new(cfg: ClientConfig, seed: u64) -> Result<Client, String> {
-        let max_value = wire::frame::MAX_FRAME - wire::frame::FCS_LEN - 42 - HEADER_LEN - cfg.key_len;
-        if !(8..=255).contains(&cfg.key_len) || cfg.value_len > max_value || cfg.keys == 0 || cfg.cores == 0 {
-            return Err(format!(
-                "kvs client: keys must be 8 to 255 B ({}), values at most {max_value} B ({}), keys and cores > 0",
-                cfg.key_len, cfg.value_len
-            ));
+    /// A generator for `cfg` and a server of `cores` cores (partitions), seeded with `seed`.
+    pub fn new(cfg: ClientConfig, cores: usize, seed: u64) -> Result<Client, String> {
+        cfg.check()?;
+        if cores == 0 {
+            return Err("kvs: the server needs at least one core".into());
         }
-        if !(0.0..=1.0).contains(&cfg.get_ratio) {
-            return Err(format!("kvs client: the GET ratio must be within 0 and 1, got {}", cfg.get_ratio));
-        }
-        let zipf = match cfg.zipf {
-            Some(s) => Some(Zipf::new(cfg.keys as f64, s).map_err(|e| format!("kvs client: zipf {s}: {e}"))?),
-            None => None,
-        };
-        Ok(Client { cfg, rng: Xoshiro256PlusPlus::seed_from_u64(seed), zipf, seq: 0 })
+        let zipf = cfg.zipf_dist()?;
+        Ok(Client { cfg, cores, rng: Xoshiro256PlusPlus::seed_from_u64(seed), zipf, seq: 0 })
     }
 
     /// The bytes of key number `k`: its index, then filler derived from it.
@@ -89,13 +103,19 @@ impl Client {
         v
     }
 
-    /// The request frame for `op` on key `k` with client tag `id`.
-    pub fn frame(&self, op: Op, k: u64, id: u64) -> Vec<u8> {
+    /// The encoded request for `op` on key `k` with client tag `id`, and its key's partition.
+    pub fn request(&self, op: Op, k: u64, id: u64) -> (Vec<u8>, usize) {
         let key = self.key(k);
         let value = if op == Op::Put { self.value(k, id) } else { Vec::new() };
-        // The config was validated, so the request always encodes and fits a frame.
+        // The config was validated, so the request always encodes.
         let payload = Request { op, id, key: &key, value: &value }.encode().unwrap_or_default();
-        let part = partition(key_hash(&key), self.cfg.cores) as u16;
+        (payload, partition(key_hash(&key), self.cores))
+    }
+
+    /// The request frame for `op` on key `k` with client tag `id`.
+    pub fn frame(&self, op: Op, k: u64, id: u64) -> Vec<u8> {
+        let (payload, part) = self.request(op, k, id);
+        let part = part as u16;
         let tuple = FiveTuple {
             src: IpAddr::V4(CLIENT_ADDR),
             dst: IpAddr::V4(SERVER_ADDR),
@@ -109,6 +129,12 @@ impl Client {
 
     /// The next request frame of the workload.
     pub fn next_frame(&mut self) -> Vec<u8> {
+        let (op, k, id) = self.next_op();
+        self.frame(op, k, id)
+    }
+
+    /// Draw the next request of the workload: operation, key number and client tag.
+    pub fn next_op(&mut self) -> (Op, u64, u64) {
         let k = match &self.zipf {
             // Zipf samples ranks 1..=keys; rank 1 is the most popular key.
             Some(z) => (z.sample(&mut self.rng) as u64).clamp(1, self.cfg.keys) - 1,
@@ -116,7 +142,7 @@ impl Client {
         };
         let op = if self.rng.random_bool(self.cfg.get_ratio) { Op::Get } else { Op::Put };
         self.seq += 1;
-        self.frame(op, k, self.seq)
+        (op, k, self.seq)
     }
 }
 
@@ -137,8 +163,8 @@ mod tests {
 
     #[test]
     fn mix_skew_and_partition_steering() {
-        let cfg = ClientConfig { keys: 1000, get_ratio: 0.95, zipf: Some(0.99), cores: 4, ..ClientConfig::default() };
-        let mut c = Client::new(cfg, 3).unwrap();
+        let cfg = ClientConfig { keys: 1000, get_ratio: 0.95, zipf: Some(0.99), ..ClientConfig::default() };
+        let mut c = Client::new(cfg, 4, 3).unwrap();
         let (mut gets, mut per_key) = (0, HashMap::new());
         for _ in 0..10_000 {
             let f = c.next_frame();
@@ -154,6 +180,7 @@ mod tests {
         let top = *per_key.values().max().unwrap();
         assert!((900..1800).contains(&top), "{top}");
         assert_eq!(c.frame(Op::Get, 0, 0).len(), 42 + 12 + 8);
-        assert!(Client::new(ClientConfig { key_len: 4, ..ClientConfig::default() }, 0).is_err());
+        assert!(Client::new(ClientConfig { key_len: 4, ..ClientConfig::default() }, 1, 0).is_err());
+        assert!(Client::new(ClientConfig { key_len: 4000, ..ClientConfig::default() }, 1, 0).is_err());
     }
 }
