@@ -67,7 +67,7 @@ impl Sink {
     #[inline]
     pub fn on_frame(&mut self, frame: &[u8], now_ns: u64, offered: u64) {
         self.received += 1;
-        let stamp = PacketView::new_checked(frame).ok().and_then(|v| Stamp::read(v.payload()));
+        let stamp = PacketView::new_checked(frame).ok().and_then(|v| Stamp::find(v.payload()));
         let Some(stamp) = stamp.filter(|s| s.seq < offered) else {
             self.untimed += 1;
             return;

@@ -198,7 +198,7 @@ pub fn run_design<D: Design, A: App>(
         })
         .collect();
 
-    // The frame of the pending packet; the stamp's offset is the same for every generated packet.
+    // The frame of the pending packet; the payload offset is the same for every generated packet.
     let mut frame = vec![0u8; source.max_len()];
     let mut poisson_t = 0u64;
     let mut arrivals_done = false;
@@ -222,8 +222,12 @@ pub fn run_design<D: Design, A: App>(
             let at = *stamp_at.get_or_insert_with(|| {
                 PacketView::new_checked(&frame[..meta.len]).map(|v| v.payload_offset()).unwrap_or(meta.len)
             });
-            // The NIC's arrival time replaces the generator's send time in the stamp.
-            Stamp { seq: meta.seq, tx_ns: arrival / 1000 }.write(&mut frame[at..]);
+            // The NIC's arrival time replaces the generator's send time in the stamp (at the start of the
+            // payload or its trailer).
+            let payload = &mut frame[at..meta.len];
+            if let Some(o) = Stamp::locate(payload) {
+                Stamp { seq: meta.seq, tx_ns: arrival / 1000 }.write(&mut payload[o..]);
+            }
             let bytes = meta.frame_len() as u64;
             c.offered = (c.offered.0 + 1, c.offered.1 + bytes);
             if win.contains(arrival) {
@@ -329,7 +333,7 @@ pub fn run_design<D: Design, A: App>(
                 let mut probe = SimProbe::new(&mut m, Agent::Nic, start, &cell);
                 let mut out = |f: &[u8]| {
                     let done = nic.wire_out(cell.get(), f.len() + FCS_LEN);
-                    if let Some(stamp) = f.get(stamp_off..).and_then(Stamp::read) {
+                    if let Some(stamp) = stamp_of(f, stamp_off) {
                         reorder.record(stamp.seq);
                         if win.contains(stamp.tx_ns * 1000) {
                             hist.record((done / 1000).saturating_sub(stamp.tx_ns));
@@ -365,7 +369,7 @@ pub fn run_design<D: Design, A: App>(
                 let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
                 let n = drivers[i].rx_burst(&mut probe, ctx, &mut st.rx, iface.burst);
                 for pkt in &st.rx {
-                    let seq = pkt.get(stamp_off..).and_then(Stamp::read).map_or(u64::MAX, |s| s.seq);
+                    let seq = stamp_of(pkt, stamp_off).map_or(u64::MAX, |s| s.seq);
                     check.delivered(seq);
                 }
                 probe.phase(Phase::App);
@@ -591,4 +595,13 @@ fn phase_name(p: Phase) -> &'static str {
         Phase::Sync => "sync",
         Phase::Alloc => "alloc",
     }
+}
+
+/// The stamp of `frame` ([`Stamp::find`]): in the payload at `payload_off`, the offset of generated
+/// frames, else in the payload of the parsed frame (one an app rebuilt with other headers or padding).
+fn stamp_of(frame: &[u8], payload_off: usize) -> Option<Stamp> {
+    frame
+        .get(payload_off..)
+        .and_then(Stamp::find)
+        .or_else(|| PacketView::new_checked(frame).ok().and_then(|v| Stamp::find(v.payload())))
 }

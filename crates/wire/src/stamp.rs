@@ -1,4 +1,6 @@
-//! The stamp every generated packet carries at the start of its L4 payload.
+//! The stamp every generated packet carries at the start of its L4 payload, or as its trailer (the last
+//! [`STAMP_LEN`] bytes) after a request that fills the start (a key-value request; a server echoes it at
+//! the end of its response).
 //!
 //! A receiver reads it back to measure latency (send time) and reordering (sequence number, RFC 4737).
 //! Sixteen bytes fit in the payload of the smallest UDP/IPv4 frame (64 B: 42 B of headers, 18 B payload).
@@ -42,6 +44,18 @@ impl Stamp {
         let (a, b) = (u64::from_le_bytes(src[..8].try_into().ok()?), u64::from_le_bytes(src[8..].try_into().ok()?));
         (a >> 48 == MAGIC && b >> 48 == MAGIC2).then_some(Stamp { seq: a & SEQ_MASK, tx_ns: b & SEQ_MASK })
     }
+
+    /// Where the stamp of an L4 payload starts: at 0, else as its trailer; `None` if neither place holds
+    /// one (the magic numbers make probing both safe).
+    pub fn locate(payload: &[u8]) -> Option<usize> {
+        let trailer = payload.len().checked_sub(STAMP_LEN)?;
+        [0, trailer].into_iter().find(|&at| Stamp::read(&payload[at..]).is_some())
+    }
+
+    /// The stamp of an L4 payload, at its start or as its trailer ([`Stamp::locate`]).
+    pub fn find(payload: &[u8]) -> Option<Stamp> {
+        Stamp::read(payload.get(Stamp::locate(payload)?..)?)
+    }
 }
 
 #[cfg(test)]
@@ -68,5 +82,17 @@ mod tests {
         let mut resp = [0u8; 16];
         resp[4..12].copy_from_slice(&req[4..12]);
         assert_eq!(Stamp::read(&resp), None);
+    }
+
+    #[test]
+    fn found_at_the_start_or_as_trailer() {
+        let s = Stamp { seq: 5, tx_ns: 6 };
+        let mut buf = [0u8; 40];
+        s.write(&mut buf[24..]).unwrap();
+        assert_eq!((Stamp::locate(&buf), Stamp::find(&buf)), (Some(24), Some(s)));
+        s.write(&mut buf).unwrap();
+        assert_eq!((Stamp::locate(&buf), Stamp::find(&buf)), (Some(0), Some(s)));
+        assert_eq!(Stamp::find(&buf[..15]), None);
+        assert_eq!(Stamp::find(&[7; 40]), None);
     }
 }

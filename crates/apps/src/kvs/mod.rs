@@ -4,6 +4,11 @@
 //! ([`store`]) with nothing shared, and each response built as a new packet. [`traffic::kvs::client`]
 //! generates the matching requests.
 //!
+//! A request may end with the traffic generator's [`Stamp`] as a trailer (the last 16 bytes of its
+//! payload, after the request): the server copies it to the end of the response, as the harness's client
+//! tag (MICA echoes an opaque field; Ensō's KVS benchmark echoes a timestamp, Ensō §7.3.3), so that the
+//! engines measure latency and order of responses.
+//!
 //! Parameters: `log=SIZE` circular log per core (default 64MiB), `buckets=N` index buckets per core
 //! (64 B each, default 256K).
 
@@ -16,7 +21,8 @@ use ifaces::{CoreCtx, Metrics, Packet, Probe};
 use std::net::IpAddr;
 use store::{KeyHash, Partition};
 use traffic::kvs::proto::{HEADER_LEN, Op, Request, Status, write_response_header};
-use wire::{PacketView, checksum};
+use wire::stamp::STAMP_LEN;
+use wire::{PacketView, Stamp, checksum};
 
 /// Ethernet, IPv4 (no options) and UDP header bytes of a response.
 const RESPONSE_HEADERS: usize = 14 + 20 + 8;
@@ -89,10 +95,16 @@ struct Reply {
     dport: u16,
 }
 
-/// Fill `out` with the response frame to `to` carrying `status`, `id` and `value`; returns its length.
-/// `out` must hold [`RESPONSE_HEADERS`] + [`HEADER_LEN`] + `value.len()` bytes (and 60 for padding).
-fn write_response(out: &mut [u8], to: &Reply, status: Status, id: u64, value: &[u8]) -> usize {
-    let udp_len = 8 + HEADER_LEN + value.len();
+/// Bytes a response's UDP payload takes: header, value and the echoed stamp if any.
+fn response_payload_len(value: &[u8], stamp: Option<Stamp>) -> usize {
+    HEADER_LEN + value.len() + stamp.map_or(0, |_| STAMP_LEN)
+}
+
+/// Fill `out` with the response frame to `to` carrying `status`, `id`, `value` and the request's `stamp`
+/// as trailer; returns its length. `out` must hold [`RESPONSE_HEADERS`] + [`response_payload_len`] bytes
+/// (and 60 for padding).
+fn write_response(out: &mut [u8], to: &Reply, status: Status, id: u64, value: &[u8], stamp: Option<Stamp>) -> usize {
+    let udp_len = 8 + response_payload_len(value, stamp);
     let ip_len = 20 + udp_len;
     // Ethernet: back to the sender.
     out[..6].copy_from_slice(&to.mac[6..]);
@@ -111,7 +123,11 @@ fn write_response(out: &mut [u8], to: &Reply, status: Status, id: u64, value: &[
     udp[4..6].copy_from_slice(&(udp_len as u16).to_be_bytes());
     udp[6..8].fill(0);
     write_response_header(&mut udp[8..8 + HEADER_LEN], status, id, value.len() as u16);
-    udp[8 + HEADER_LEN..].copy_from_slice(value);
+    let (val, trailer) = udp[8 + HEADER_LEN..].split_at_mut(value.len());
+    val.copy_from_slice(value);
+    if let Some(s) = stamp {
+        let _ = s.write(trailer);
+    }
     let sum = checksum::sum(udp, checksum::ipv4_pseudo_sum(to.src, to.dst, 17, udp_len as u16));
     let c = match !checksum::fold(sum) {
         0 => 0xFFFF,
@@ -124,16 +140,19 @@ fn write_response(out: &mut [u8], to: &Reply, status: Status, id: u64, value: &[
     len.max(60)
 }
 
-/// The request in a parsed frame and the addresses to answer it from and to; `None` unless it is a
-/// well-formed request over UDP/IPv4.
-fn request_of<'v>(v: &'v PacketView<&mut [u8]>) -> Option<(Reply, Request<'v>)> {
+/// The request in a parsed frame, the addresses to answer it from and to, and its trailing stamp if any;
+/// `None` unless it is a well-formed request over UDP/IPv4.
+fn request_of<'v>(v: &'v PacketView<&mut [u8]>) -> Option<(Reply, Request<'v>, Option<Stamp>)> {
     let t = v.five_tuple();
     let (IpAddr::V4(src), IpAddr::V4(dst), 17) = (t.src, t.dst, t.proto) else { return None };
     let mut mac = [0u8; 12];
     mac.copy_from_slice(&v.frame()[..12]);
     // Answer from the address the request was sent to, to its sender.
     let reply = Reply { mac, src: dst.octets(), dst: src.octets(), sport: t.dst_port, dport: t.src_port };
-    Request::parse(v.payload()).map(|r| (reply, r))
+    let payload = v.payload();
+    let req = Request::parse(payload)?;
+    let trailer = payload.len().checked_sub(STAMP_LEN).filter(|&at| at >= HEADER_LEN + req.key.len() + req.value.len());
+    Some((reply, req, trailer.and_then(|at| Stamp::read(&payload[at..]))))
 }
 
 impl App for Kvs {
@@ -146,7 +165,7 @@ impl App for Kvs {
     ) {
         for mut pkt in rx.drain(..) {
             let v = flow::parse(p, &mut pkt);
-            let Some((reply, req)) = v.as_ref().ok().and_then(request_of) else {
+            let Some((reply, req, stamp)) = v.as_ref().ok().and_then(request_of) else {
                 self.stats.malformed += 1;
                 continue;
             };
@@ -156,13 +175,13 @@ impl App for Kvs {
                 continue;
             };
             let (status, v) = self.serve(p, &req);
-            let need = (RESPONSE_HEADERS + HEADER_LEN + v.len()).max(60);
+            let need = (RESPONSE_HEADERS + response_payload_len(v, stamp)).max(60);
             if need > resp.capacity() {
                 self.stats.oversize += 1;
                 continue;
             }
             resp.set_len(need);
-            let len = write_response(&mut resp, &reply, status, req.id, v);
+            let len = write_response(&mut resp, &reply, status, req.id, v, stamp);
             resp.set_len(len);
             p.work(HEADER_WORK + len as u32 / 8);
             p.touch(resp.addr(), len, Access::Write);
@@ -201,6 +220,25 @@ mod tests {
         assert!(wire::rewrite::checksums_valid(&v), "response checksums");
         let (s, id, val) = proto::parse_response(v.payload()).unwrap();
         (s, id, val.to_vec())
+    }
+
+    #[test]
+    fn echoes_the_trailing_stamp() {
+        let client = Client::new(ClientConfig::default(), 1, 1).unwrap();
+        let stamp = Stamp { seq: 11, tx_ns: 12 };
+        let (mut body, _) = client.request(Op::Put, 3, 4);
+        body.resize(body.len() + STAMP_LEN, 0);
+        let at = body.len() - STAMP_LEN;
+        stamp.write(&mut body[at..]).unwrap();
+        let plain = client.frame(Op::Put, 3, 4);
+        let tuple = *PacketView::new_checked(&plain[..]).unwrap().five_tuple();
+        let frame = wire::build_frame(&wire::FrameSpec { tuple, frame_len: 42 + body.len() + 4 }, &body).unwrap();
+        let out = TestCore::new().run(&mut server(0, 1), &[frame, plain]);
+        let payload = |f: &[u8]| PacketView::new_checked(f).unwrap().payload().to_vec();
+        assert_eq!(response(&out[0]).0, Status::Stored);
+        assert_eq!(Stamp::find(&payload(&out[0])), Some(stamp));
+        assert_eq!(Stamp::find(&payload(&out[1])), None);
+        assert!(wire::rewrite::checksums_valid(&PacketView::new_checked(&out[0][..]).unwrap()));
     }
 
     #[test]
