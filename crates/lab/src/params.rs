@@ -183,6 +183,21 @@ pub struct Params {
     /// Seed of the traffic's random stream [default: 1].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// KVS payload (any --kvs-* option switches to it): number of distinct keys [default: 1M].
+    #[arg(long)]
+    pub kvs_keys: Option<u64>,
+    /// KVS payload: Zipf exponent of key popularity [default: uniform].
+    #[arg(long)]
+    pub kvs_zipf: Option<f64>,
+    /// KVS payload: share of GETs, 0..=1 (the rest are PUTs) [default: 0.5].
+    #[arg(long, allow_hyphen_values = true)]
+    pub kvs_get: Option<f64>,
+    /// KVS payload: key length in bytes, 8..=255 [default: 8].
+    #[arg(long)]
+    pub kvs_key_len: Option<usize>,
+    /// KVS payload: value length of PUTs in bytes [default: 8].
+    #[arg(long)]
+    pub kvs_value_len: Option<usize>,
     /// Offered rate: `10G` (framing included), `5Mpps`, or `max` (live only) [default: max live, 200G sim].
     #[arg(long, allow_hyphen_values = true)]
     pub rate: Option<Quantity>,

@@ -11,9 +11,10 @@ use ifaces::shring::dynamic::Thresholds;
 use ifaces::{IfaceConfig, RingSize};
 use live::{LiveConfig, Pace, Traffic};
 use std::time::Duration;
-use traffic::Rate;
+use traffic::kvs::client::ClientConfig;
 use traffic::sizes::SizeDist;
 use traffic::units::parse_duration_ns;
+use traffic::{GenConfig, Payload, Rate};
 
 /// An engine configuration ready to run.
 #[derive(Debug, Clone)]
@@ -105,6 +106,35 @@ fn traffic(p: &Params) -> Result<TrafficArgs> {
     })
 }
 
+/// The generator's configuration at `rate`: the traffic options and the payload.
+fn gen_config(p: &Params, rate: Rate, cores: usize) -> Result<GenConfig> {
+    Ok(GenConfig { payload: payload(p)?, ..traffic(p)?.config(rate, Some(cores))? })
+}
+
+/// KVS requests if any `--kvs-*` option is given (unset ones take the client's defaults), else the stamp
+/// alone; errors name the option.
+fn payload(p: &Params) -> Result<Payload> {
+    if (p.kvs_keys, p.kvs_zipf, p.kvs_get, p.kvs_key_len, p.kvs_value_len) == (None, None, None, None, None) {
+        return Ok(Payload::Stamp);
+    }
+    let d = ClientConfig::default();
+    let cfg = ClientConfig {
+        keys: p.kvs_keys.unwrap_or(d.keys),
+        key_len: p.kvs_key_len.unwrap_or(d.key_len),
+        value_len: p.kvs_value_len.unwrap_or(d.value_len),
+        get_ratio: p.kvs_get.unwrap_or(d.get_ratio),
+        zipf: p.kvs_zipf.or(d.zipf),
+    };
+    cfg.check_field().map_err(|(field, e)| {
+        let name = match field {
+            "get_ratio" => "get",
+            f => f,
+        };
+        anyhow!("invalid --kvs-{}: {e}", name.replace('_', "-"))
+    })?;
+    Ok(Payload::Kvs(cfg))
+}
+
 fn app_params(p: &Params) -> Result<AppParams> {
     AppParams::parse(get(&p.app_params, "app-params")?).map_err(|e| anyhow!("invalid --app-params: {e}"))
 }
@@ -121,7 +151,7 @@ pub fn build(p: &Params) -> Result<Config> {
         Engine::Live => {
             let parsed: Option<Rate> = (rate != "max").then(|| flag("rate", rate.parse())).transpose()?;
             // With `max` the NIC thread ignores the generator's rate; any valid one will do.
-            let gen_cfg = traffic(p)?.config(parsed.unwrap_or(Rate::Gbps(100.0)), Some(cores))?;
+            let gen_cfg = gen_config(p, parsed.unwrap_or(Rate::Gbps(100.0)), cores)?;
             let pace = match parsed {
                 None => Pace::Max,
                 Some(Rate::Mpps(m)) => Pace::Pps(m * 1e6),
@@ -156,7 +186,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 design,
                 app,
                 app_params: app_params(p)?,
-                traffic: traffic(p)?.config(flag("rate", rate.parse())?, Some(cores))?,
+                traffic: gen_config(p, flag("rate", rate.parse())?, cores)?,
                 arrivals: match get(&p.arrivals, "arrivals")? {
                     Arrivals::Paced => sim::Arrivals::Paced,
                     Arrivals::Poisson => sim::Arrivals::Poisson,

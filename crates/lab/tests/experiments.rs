@@ -199,3 +199,36 @@ fn design_options_reach_the_design_and_bad_ones_name_the_flag() {
     );
     fails(&["run", "--engine", "sim", "--iface", "nmnfv", "--nicmem-split", "5000"], &["--nicmem-split"]);
 }
+
+#[test]
+fn kvs_requests_reach_the_kvs_app_and_responses_are_timed_in_both_engines() {
+    let report = |args: &[&str]| -> serde_json::Value { serde_json::from_str(&ok(args)).unwrap() };
+    let live =
+        report(&["run", "--app", "kvs", "--kvs-keys", "1000", "--kvs-get", "0.9", "--duration", "200ms", "--json"]);
+    let sim = report(&[
+        "run",
+        "--engine",
+        "sim",
+        "--app",
+        "kvs",
+        "--kvs-keys",
+        "1000",
+        "--cores",
+        "2",
+        "--duration",
+        "100us",
+        "--warmup",
+        "20us",
+        "--json",
+    ]);
+    // Both runs succeeded, so every invariant held; the responses carry the requests' stamps.
+    for r in [&live, &sim] {
+        assert!(r["throughput"]["mpps"].as_f64().unwrap() > 0.0, "{r}");
+        assert!(r["latency"]["count"].as_u64().unwrap() > 0, "{r}");
+    }
+    assert_eq!(live["invariants"].as_array().unwrap().len(), 4, "{live}");
+    assert!(sim["app_metrics"]["gets"].as_f64().unwrap() > 0.0, "{sim}");
+    assert_eq!(sim["app_metrics"]["drop_malformed"].as_f64(), Some(0.0), "{sim}");
+    fails(&["run", "--app", "kvs", "--kvs-get", "2"], &["--kvs-get"]);
+    fails(&["run", "--app", "kvs", "--kvs-key-len", "3"], &["--kvs-key-len"]);
+}

@@ -3,7 +3,7 @@
 //!
 //! Frames come from the synthetic generator or from a pcap. Each carries its RSS hash, computed once
 //! here as the NIC's hash unit would (Toeplitz, Microsoft key, addresses and ports), the offset of its
-//! 16-byte stamp and its flow index. The NIC thread cycles through them, writing a fresh sequence number
+//! 16-byte stamp (where the generator put it: payload start or trailer) and its flow index. The NIC thread cycles through them, writing a fresh sequence number
 //! and send time into each copy it delivers. Replayed captures get the stamp written over the first 16
 //! bytes of their UDP/TCP payload, as T-Rex's latency streams do; frames with less payload are sent
 //! untimed and counted.
@@ -50,7 +50,8 @@ impl Prebuilt {
                 let view = PacketView::new_checked(&bytes[..]).expect("generated frames parse");
                 Frame {
                     hash: g.flows().get(m.flow as usize).map_or(0, |f| f.hash),
-                    stamp_at: Some(view.payload_offset()),
+                    // At the start of the payload, or its trailer after a KVS request.
+                    stamp_at: wire::Stamp::locate(view.payload()).map(|at| view.payload_offset() + at),
                     flow: m.flow,
                     bytes,
                 }

@@ -49,21 +49,30 @@ impl ClientConfig {
     /// Check the parameters: keys of 8 to 255 B, values that fit a UDP/IPv4 frame, a GET ratio within 0
     /// and 1 and a valid Zipf exponent.
     pub fn check(&self) -> Result<(), String> {
-        if !(8..=255).contains(&self.key_len) || self.keys == 0 {
-            return Err(format!("kvs: keys must be 8 to 255 B (got {}) and more than 0", self.key_len));
+        self.check_field().map_err(|(field, e)| format!("kvs {field}: {e}"))
+    }
+
+    /// [`ClientConfig::check`], naming the offending field (`keys`, `key_len`, `value_len`, `get_ratio` or
+    /// `zipf`) apart from the problem.
+    pub fn check_field(&self) -> Result<(), (&'static str, String)> {
+        if self.keys == 0 {
+            return Err(("keys", "there must be at least one key".into()));
+        }
+        if !(8..=255).contains(&self.key_len) {
+            return Err(("key_len", format!("keys must be 8 to 255 B, got {}", self.key_len)));
         }
         let max_value = wire::frame::MAX_FRAME - wire::frame::FCS_LEN - 42 - HEADER_LEN - self.key_len;
         if self.value_len > max_value {
-            return Err(format!("kvs: values must be at most {max_value} B, got {}", self.value_len));
+            return Err(("value_len", format!("values must be at most {max_value} B, got {}", self.value_len)));
         }
         if !(0.0..=1.0).contains(&self.get_ratio) {
-            return Err(format!("kvs: the GET ratio must be within 0 and 1, got {}", self.get_ratio));
+            return Err(("get_ratio", format!("the GET ratio must be within 0 and 1, got {}", self.get_ratio)));
         }
-        self.zipf_dist().map(|_| ())
+        self.zipf_dist().map(|_| ()).map_err(|e| ("zipf", e))
     }
 
     fn zipf_dist(&self) -> Result<Option<Zipf<f64>>, String> {
-        self.zipf.map(|s| Zipf::new(self.keys as f64, s).map_err(|e| format!("kvs: zipf {s}: {e}"))).transpose()
+        self.zipf.map(|s| Zipf::new(self.keys as f64, s).map_err(|e| format!("{s}: {e}"))).transpose()
     }
 }
 
