@@ -12,7 +12,6 @@ use ifaces::{IfaceConfig, RingSize};
 use live::{LiveConfig, Pace, Traffic};
 use std::time::Duration;
 use traffic::kvs::client::ClientConfig;
-use traffic::sizes::SizeDist;
 use traffic::units::parse_duration_ns;
 use traffic::{GenConfig, Payload, Rate};
 
@@ -155,7 +154,7 @@ pub fn build(p: &Params) -> Result<Config> {
             let pace = match parsed {
                 None => Pace::Max,
                 Some(Rate::Mpps(m)) => Pace::Pps(m * 1e6),
-                Some(r) => Pace::Pps(1e12 / r.gap_ps(SizeDist::from_spec(&gen_cfg.size)?.mean().round() as usize)),
+                Some(r) => Pace::Pps(1e12 / r.gap_ps(gen_cfg.mean_frame_len()?.round() as usize)),
             };
             let traffic = match &p.pcap {
                 Some(f) => Traffic::Pcap(f.clone()),

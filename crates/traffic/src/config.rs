@@ -2,9 +2,11 @@
 
 use crate::flows::{IpVersion, Popularity};
 use crate::kvs::client::ClientConfig;
+use crate::kvs::proto::HEADER_LEN;
 use crate::rate::Burst;
-use crate::sizes::SizeSpec;
+use crate::sizes::{SizeDist, SizeSpec};
 use crate::steer::Steering;
+use crate::template::body_frame_len;
 use crate::trace::TraceError;
 use crate::units::Rate;
 use serde::Deserialize;
@@ -84,6 +86,18 @@ impl GenConfig {
     /// Check every parameter that can be checked without reading files.
     pub fn validate(&self) -> Result<(), GenError> {
         self.check().map_err(GenError::Config)
+    }
+
+    /// Mean frame length (FCS included): of the size distribution, or of the KVS requests' frames.
+    pub fn mean_frame_len(&self) -> Result<f64, GenError> {
+        match &self.payload {
+            Payload::Stamp => Ok(SizeDist::from_spec(&self.size)?.mean()),
+            Payload::Kvs(c) => {
+                let headers = 14 + if self.ip == IpVersion::V6 { 40 } else { 20 } + self.proto.header_len();
+                let len = |value: usize| body_frame_len(headers, HEADER_LEN + c.key_len + value) as f64;
+                Ok(c.get_ratio * len(0) + (1.0 - c.get_ratio) * len(c.value_len))
+            }
+        }
     }
 
     fn check(&self) -> Result<(), String> {
@@ -176,5 +190,8 @@ mod tests {
         assert!(bad(GenConfig { popularity: Popularity::Zipf(-1.0), ..d() }).contains("Zipf"));
         let kvs = |get_ratio| Payload::Kvs(ClientConfig { get_ratio, ..ClientConfig::default() });
         assert!(bad(GenConfig { payload: kvs(2.0), ..d() }).contains("GET ratio"));
+        // 42 B of headers, 12 + 8 B of request, 16 B of stamp, 4 B of FCS; PUTs add 8 B of value.
+        assert_eq!(GenConfig { payload: kvs(0.5), ..d() }.mean_frame_len().unwrap(), 86.0);
+        assert_eq!(d().mean_frame_len().unwrap(), 64.0);
     }
 }

@@ -34,6 +34,12 @@ pub fn min_frame_len(tuple: &FiveTuple) -> usize {
     FrameSpec { tuple: *tuple, frame_len: 0 }.header_len() + STAMP_LEN + FCS_LEN
 }
 
+/// The length (FCS included) of a frame with `header_len` bytes of headers carrying a body of `body_len`
+/// bytes and the stamp as trailer: at least the Ethernet minimum.
+pub fn body_frame_len(header_len: usize, body_len: usize) -> usize {
+    (header_len + body_len + STAMP_LEN + FCS_LEN).max(MIN_FRAME)
+}
+
 impl Template {
     /// The template of a UDP or TCP flow.
     pub fn new(tuple: &FiveTuple) -> Result<Template, String> {
@@ -95,9 +101,9 @@ impl Template {
     }
 
     /// The length (FCS included) of the frame [`Template::write_body`] writes for a body of `body_len`
-    /// bytes: headers, body and stamp, at least the Ethernet minimum.
+    /// bytes ([`body_frame_len`]).
     pub fn body_frame_len(&self, body_len: usize) -> usize {
-        (self.header_len + body_len + STAMP_LEN + FCS_LEN).max(MIN_FRAME)
+        body_frame_len(self.header_len, body_len)
     }
 
     /// Copy the headers into `frame` (the frame without FCS); returns its payload.
