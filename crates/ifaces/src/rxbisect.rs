@@ -284,9 +284,11 @@ impl DeviceSide for RxBisectDevice {
     /// Packets in the Bx rings (notice-only entries are not packets).
     fn occupancy(&self) -> Occupancy {
         let packets = |(q, pending): (&CqProducer, &VecDeque<u32>)| {
-            let consumed = q.produced().wrapping_sub(q.occupancy());
+            // One read of the consumer's doorbell: it moves while we count, and two reads could disagree.
+            let occupied = q.occupancy();
+            let consumed = q.produced().wrapping_sub(occupied);
             let notices = pending.iter().filter(|&&i| (i.wrapping_sub(consumed) as i32) >= 0).count();
-            u64::from(q.occupancy()) - notices as u64
+            u64::from(occupied).saturating_sub(notices as u64)
         };
         Occupancy {
             used: self.bx.iter().zip(&self.notices).map(packets).sum(),
