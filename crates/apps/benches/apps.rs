@@ -37,7 +37,7 @@ fn frames_for(app: &str, len: usize) -> Vec<Vec<u8>> {
         "kvs" => {
             let (key_len, value_len) = if len <= 64 { (8, 8) } else { (128, 1024) };
             let cfg = ClientConfig { keys: 1000, key_len, value_len, get_ratio: 0.5, ..ClientConfig::default() };
-            let mut c = Client::new(cfg, 1, 1).expect("a valid client");
+            let mut c = Client::new(cfg, 1).expect("a valid client");
             // Store every key first, so GETs hit.
             let mut frames: Vec<Vec<u8>> = (0..1000).map(|k| c.frame(Op::Put, k, k)).collect();
             frames.extend((0..BURST).map(|_| c.next_frame()));

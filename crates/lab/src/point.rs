@@ -107,12 +107,12 @@ fn traffic(p: &Params) -> Result<TrafficArgs> {
 
 /// The generator's configuration at `rate`: the traffic options and the payload.
 fn gen_config(p: &Params, rate: Rate, cores: usize) -> Result<GenConfig> {
-    Ok(GenConfig { payload: payload(p)?, ..traffic(p)?.config(rate, Some(cores))? })
+    Ok(GenConfig { payload: payload(p, cores)?, ..traffic(p)?.config(rate, Some(cores))? })
 }
 
-/// KVS requests if any `--kvs-*` option is given (unset ones take the client's defaults), else the stamp
-/// alone; errors name the option.
-fn payload(p: &Params) -> Result<Payload> {
+/// KVS requests if any `--kvs-*` option is given (unset ones take the client's defaults), steered to the
+/// partitions of a `cores`-core server, else the stamp alone; errors name the option.
+fn payload(p: &Params, cores: usize) -> Result<Payload> {
     if (p.kvs_keys, p.kvs_zipf, p.kvs_get, p.kvs_key_len, p.kvs_value_len) == (None, None, None, None, None) {
         return Ok(Payload::Stamp);
     }
@@ -123,13 +123,15 @@ fn payload(p: &Params) -> Result<Payload> {
         value_len: p.kvs_value_len.unwrap_or(d.value_len),
         get_ratio: p.kvs_get.unwrap_or(d.get_ratio),
         zipf: p.kvs_zipf.or(d.zipf),
+        partitions: cores,
     };
     cfg.check_field().map_err(|(field, e)| {
         let name = match field {
-            "get_ratio" => "get",
-            f => f,
+            "get_ratio" => "kvs-get",
+            "partitions" => "cores",
+            f => return anyhow!("invalid --kvs-{}: {e}", f.replace('_', "-")),
         };
-        anyhow!("invalid --kvs-{}: {e}", name.replace('_', "-"))
+        anyhow!("invalid --{name}: {e}")
     })?;
     Ok(Payload::Kvs(cfg))
 }

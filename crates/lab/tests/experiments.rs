@@ -229,6 +229,8 @@ fn kvs_requests_reach_the_kvs_app_and_responses_are_timed_in_both_engines() {
     assert_eq!(live["invariants"].as_array().unwrap().len(), 4, "{live}");
     assert!(sim["app_metrics"]["gets"].as_f64().unwrap() > 0.0, "{sim}");
     assert_eq!(sim["app_metrics"]["drop_malformed"].as_f64(), Some(0.0), "{sim}");
+    // Requests are steered to their key's partition (MICA §4.1): none arrives at another core.
+    assert_eq!(sim["app_metrics"]["misrouted"].as_f64(), Some(0.0), "{sim}");
     fails(&["run", "--app", "kvs", "--kvs-get", "2"], &["--kvs-get"]);
     fails(&["run", "--app", "kvs", "--kvs-key-len", "3"], &["--kvs-key-len"]);
 }

@@ -18,7 +18,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::path::Path;
 use wire::frame::{FCS_LEN, MAX_FRAME};
-use wire::{L4Proto, Stamp};
+use wire::{IndirectionTable, L4Proto, Stamp};
 
 /// What the generator wrote into the buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +71,8 @@ pub struct Generator {
     max_len: usize,
     /// The request source of a KVS payload ([`Payload::Kvs`]).
     kvs: Option<Client>,
+    /// For a KVS payload with several partitions: the flows RSS steers to each partition's core.
+    by_partition: Vec<Vec<u32>>,
 }
 
 impl Generator {
@@ -101,8 +103,11 @@ impl Generator {
             .collect();
         let kvs = match &cfg.payload {
             Payload::Stamp => None,
-            // The flows come from the generator, so the client's partitions are unused: one.
-            Payload::Kvs(c) => Some(Client::new(c.clone(), 1, rng.random()).map_err(GenError::Config)?),
+            Payload::Kvs(c) => Some(Client::new(c.clone(), rng.random()).map_err(GenError::Config)?),
+        };
+        let by_partition = match &cfg.payload {
+            Payload::Kvs(c) if c.partitions > 1 => flows_by_queue(&sel.flows, c.partitions)?,
+            _ => Vec::new(),
         };
         let max_len = match &cfg.payload {
             Payload::Stamp => Self::sized_max_len(cfg, &sel.flows, &groups)?,
@@ -128,6 +133,7 @@ impl Generator {
             seq: 0,
             max_len,
             kvs,
+            by_partition,
         })
     }
 
@@ -166,19 +172,23 @@ impl Generator {
             1 => &self.groups[0],
             _ => &self.groups[usize::from(self.rng.random::<u64>() >= self.first_threshold)],
         };
-        let flow = g.members[g.picker.pick(&mut self.rng)];
+        let mut flow = g.members[g.picker.pick(&mut self.rng)];
         let seq = self.seq;
         self.seq += 1;
-        let template = &self.templates[flow as usize];
         let (ts_ns, len) = match &mut self.kvs {
             None => {
                 let frame_len = g.sizes.sample(&mut self.rng);
                 let ts_ns = self.pacer.next(frame_len);
-                (ts_ns, template.write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf))
+                (ts_ns, self.templates[flow as usize].write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf))
             }
             Some(client) => {
                 let (op, k, id) = client.next_op();
-                let (body, _) = client.request(op, k, id);
+                let (body, part) = client.request(op, k, id);
+                // MICA §4.1: a request goes to its key's partition, so pick a flow RSS steers to that core.
+                if let Some(flows) = self.by_partition.get(part) {
+                    flow = flows[self.rng.random_range(..flows.len())];
+                }
+                let template = &self.templates[flow as usize];
                 let ts_ns = self.pacer.next(template.body_frame_len(body.len()));
                 (ts_ns, template.write_body(&body, Stamp { seq, tx_ns: ts_ns }, buf))
             }
@@ -229,5 +239,21 @@ impl Generator {
             Stop::Duration(d) if meta.ts_ns >= d => None,
             _ => Some(meta),
         }
+    }
+}
+
+/// The flows the round-robin indirection table of `partitions` queues steers to each queue: where a KVS
+/// request for a partition must go. Every partition needs at least one flow.
+fn flows_by_queue(flows: &FlowSet, partitions: usize) -> Result<Vec<Vec<u32>>, GenError> {
+    let reta = IndirectionTable::round_robin(partitions).map_err(GenError::Config)?;
+    let mut by = vec![Vec::new(); partitions];
+    for (i, f) in flows.iter().enumerate() {
+        by[usize::from(reta.queue(f.hash))].push(i as u32);
+    }
+    match by.iter().position(Vec::is_empty) {
+        Some(q) => Err(GenError::Config(format!(
+            "kvs: no flow reaches core {q} of {partitions}, so its partition gets no request; use more --flows or --rss-even"
+        ))),
+        None => Ok(by),
     }
 }

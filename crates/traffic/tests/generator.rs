@@ -204,3 +204,22 @@ fn kvs_payload_carries_a_request_and_a_stamp_trailer() {
     let err = Generator::new(&GenConfig { payload: Payload::Kvs(big), ..cfg() }).unwrap_err().to_string();
     assert!(err.contains("more than 1518"), "{err}");
 }
+
+/// MICA §4.1: each request reaches the core of its key's partition, whatever flow it travels on.
+#[test]
+fn kvs_requests_are_steered_to_their_partitions_core() {
+    let kvs = ClientConfig { keys: 1000, partitions: 4, ..ClientConfig::default() };
+    let mut g = Generator::new(&GenConfig { flows: 64, payload: Payload::Kvs(kvs), ..cfg() }).unwrap();
+    let reta = wire::IndirectionTable::round_robin(4).unwrap();
+    let key = wire::Toeplitz::new(wire::RssKey::MICROSOFT);
+    for p in g.packets(500) {
+        let v = PacketView::new_checked(&p.data[..]).unwrap();
+        let req = Request::parse(v.payload()).unwrap();
+        let core = reta.queue(key.hash_tuple(v.five_tuple(), wire::RssFields::IpPorts));
+        let part = traffic::kvs::proto::partition(traffic::kvs::proto::key_hash(req.key), 4);
+        assert_eq!(usize::from(core), part);
+    }
+    let one_flow = ClientConfig { keys: 1000, partitions: 4, ..ClientConfig::default() };
+    let e = Generator::new(&GenConfig { flows: 1, payload: Payload::Kvs(one_flow), ..cfg() }).unwrap_err();
+    assert!(e.to_string().contains("no flow reaches core"), "{e}");
+}

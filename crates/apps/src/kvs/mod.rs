@@ -224,7 +224,7 @@ mod tests {
 
     #[test]
     fn echoes_the_trailing_stamp() {
-        let client = Client::new(ClientConfig::default(), 1, 1).unwrap();
+        let client = Client::new(ClientConfig::default(), 1).unwrap();
         let stamp = Stamp { seq: 11, tx_ns: 12 };
         let (mut body, _) = client.request(Op::Put, 3, 4);
         body.resize(body.len() + STAMP_LEN, 0);
@@ -245,7 +245,7 @@ mod tests {
     fn returns_what_was_put() {
         for (klen, vlen) in [(8, 8), (128, 1024)] {
             let cfg = ClientConfig { keys: 50, key_len: klen, value_len: vlen, ..ClientConfig::default() };
-            let client = Client::new(cfg, 1, 1).unwrap();
+            let client = Client::new(cfg, 1).unwrap();
             let core = TestCore::new();
             let mut kvs = server(0, 1);
             let gets: Vec<Vec<u8>> = (0..50).map(|k| client.frame(Op::Get, k, 100 + k)).collect();
@@ -268,7 +268,7 @@ mod tests {
     fn malformed_requests_are_dropped_and_misrouted_counted() {
         let core = TestCore::new();
         let mut kvs = server(0, 4);
-        let client = Client::new(ClientConfig::default(), 4, 2).unwrap();
+        let client = Client::new(ClientConfig { partitions: 4, ..ClientConfig::default() }, 2).unwrap();
         let mut junk = client.frame(Op::Get, 1, 1);
         let n = junk.len();
         junk[42] = 99; // unknown op

@@ -36,12 +36,15 @@ pub struct ClientConfig {
     pub get_ratio: f64,
     /// Zipf skew of key popularity (MICA's 0.99), or uniform if `None`.
     pub zipf: Option<f64>,
+    /// Server partitions (one per core) the client steers requests to (MICA §4.1); `rxlab` sets it to
+    /// the number of cores.
+    pub partitions: usize,
 }
 
 impl Default for ClientConfig {
     /// One million "tiny" items (8 B keys and values, Ensō §7.3.3), 50% GET, uniform.
     fn default() -> Self {
-        ClientConfig { keys: 1_000_000, key_len: 8, value_len: 8, get_ratio: 0.5, zipf: None }
+        ClientConfig { keys: 1_000_000, key_len: 8, value_len: 8, get_ratio: 0.5, zipf: None, partitions: 1 }
     }
 }
 
@@ -52,11 +55,14 @@ impl ClientConfig {
         self.check_field().map_err(|(field, e)| format!("kvs {field}: {e}"))
     }
 
-    /// [`ClientConfig::check`], naming the offending field (`keys`, `key_len`, `value_len`, `get_ratio` or
-    /// `zipf`) apart from the problem.
+    /// [`ClientConfig::check`], naming the offending field (`keys`, `partitions`, `key_len`, `value_len`,
+    /// `get_ratio` or `zipf`) apart from the problem.
     pub fn check_field(&self) -> Result<(), (&'static str, String)> {
         if self.keys == 0 {
             return Err(("keys", "there must be at least one key".into()));
+        }
+        if !(1..=usize::from(u16::MAX)).contains(&self.partitions) {
+            return Err(("partitions", format!("the server needs 1 to 65535 partitions, got {}", self.partitions)));
         }
         if !(8..=255).contains(&self.key_len) {
             return Err(("key_len", format!("keys must be 8 to 255 B, got {}", self.key_len)));
@@ -80,21 +86,17 @@ impl ClientConfig {
 #[derive(Debug, Clone)]
 pub struct Client {
     cfg: ClientConfig,
-    cores: usize,
     rng: Xoshiro256PlusPlus,
     zipf: Option<Zipf<f64>>,
     seq: u64,
 }
 
 impl Client {
-    /// A generator for `cfg` and a server of `cores` cores (partitions), seeded with `seed`.
-    pub fn new(cfg: ClientConfig, cores: usize, seed: u64) -> Result<Client, String> {
+    /// A generator for `cfg`, seeded with `seed`.
+    pub fn new(cfg: ClientConfig, seed: u64) -> Result<Client, String> {
         cfg.check()?;
-        if cores == 0 {
-            return Err("kvs: the server needs at least one core".into());
-        }
         let zipf = cfg.zipf_dist()?;
-        Ok(Client { cfg, cores, rng: Xoshiro256PlusPlus::seed_from_u64(seed), zipf, seq: 0 })
+        Ok(Client { cfg, rng: Xoshiro256PlusPlus::seed_from_u64(seed), zipf, seq: 0 })
     }
 
     /// The bytes of key number `k`: its index, then filler derived from it.
@@ -118,7 +120,7 @@ impl Client {
         let value = if op == Op::Put { self.value(k, id) } else { Vec::new() };
         // The config was validated, so the request always encodes.
         let payload = Request { op, id, key: &key, value: &value }.encode().unwrap_or_default();
-        (payload, partition(key_hash(&key), self.cores))
+        (payload, partition(key_hash(&key), self.cfg.partitions))
     }
 
     /// The request frame for `op` on key `k` with client tag `id`.
@@ -173,7 +175,7 @@ mod tests {
     #[test]
     fn mix_skew_and_partition_steering() {
         let cfg = ClientConfig { keys: 1000, get_ratio: 0.95, zipf: Some(0.99), ..ClientConfig::default() };
-        let mut c = Client::new(cfg, 4, 3).unwrap();
+        let mut c = Client::new(ClientConfig { partitions: 4, ..cfg }, 3).unwrap();
         let (mut gets, mut per_key) = (0, HashMap::new());
         for _ in 0..10_000 {
             let f = c.next_frame();
@@ -189,7 +191,7 @@ mod tests {
         let top = *per_key.values().max().unwrap();
         assert!((900..1800).contains(&top), "{top}");
         assert_eq!(c.frame(Op::Get, 0, 0).len(), 42 + 12 + 8);
-        assert!(Client::new(ClientConfig { key_len: 4, ..ClientConfig::default() }, 1, 0).is_err());
-        assert!(Client::new(ClientConfig { key_len: 4000, ..ClientConfig::default() }, 1, 0).is_err());
+        assert!(Client::new(ClientConfig { key_len: 4, ..ClientConfig::default() }, 0).is_err());
+        assert!(Client::new(ClientConfig { key_len: 4000, ..ClientConfig::default() }, 0).is_err());
     }
 }
