@@ -147,6 +147,10 @@ pub struct Params {
     /// Chaotic Ensō: largest gap between messages, in 64 B quanta (§7.2.3) [default: 4].
     #[arg(long)]
     pub enso_chaotic_gap: Option<u32>,
+    /// Live engine: the NIC thread sends the trace from pre-filled Ensō TX pipes, EnsōGen-style (Ensō
+    /// Appendix B) [default: false].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub ensogen: Option<bool>,
     /// Frame size, FCS included: 64..=1518, `imix`, `dc` or `pcap:FILE` [default: 64].
     #[arg(long)]
     pub size: Option<Quantity>,

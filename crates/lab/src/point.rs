@@ -169,6 +169,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 app_params: app_params(p)?,
                 traffic,
                 pace,
+                ensogen: p.ensogen.unwrap_or(false),
                 duration: duration_v,
                 warmup,
             })))

@@ -7,6 +7,7 @@
 //! ([`control`]), checks the invariants of DESIGN.md and reports ([`report`]).
 
 pub mod control;
+pub mod feed;
 pub mod nic;
 pub mod pin;
 pub mod report;

@@ -102,7 +102,6 @@ pub fn nic_loop<D: DeviceSide>(
     mut p: NoProbe,
 ) -> NicStats {
     let mut st = NicStats::default();
-    let (mut next, n) = (0usize, src.frames.len());
     let (mut samples, mut occ_sum, mut iter) = (0u64, 0.0f64, 0u32);
     let (mut sampler, mut rx_bytes) = (Sampler::default(), 0u64);
     loop {
@@ -117,22 +116,21 @@ pub fn nic_loop<D: DeviceSide>(
             }
         };
         let in_window = now >= timing.warmup_ns;
-        for _ in 0..due {
-            let f = &mut src.frames[next];
-            next = if next + 1 == n { 0 } else { next + 1 };
+        let mut dp = p;
+        src.offer(&mut p, due, |f, bytes| {
             if let Some(at) = f.stamp_at {
-                Stamp { seq: st.offered, tx_ns: now }.write(&mut f.bytes[at..]);
+                Stamp { seq: st.offered, tx_ns: now }.write(&mut bytes[at..]);
             }
-            match device.rx(&mut p, reta.queue(f.hash), f.hash, &f.bytes) {
-                Ok(()) => rx_bytes += (f.bytes.len() + wire::frame::FCS_LEN) as u64,
+            match device.rx(&mut dp, reta.queue(f.hash), f.hash, bytes) {
+                Ok(()) => rx_bytes += (bytes.len() + wire::frame::FCS_LEN) as u64,
                 Err(reason) => st.drops.add(reason),
             }
             st.offered += 1;
             if in_window {
                 st.window_offered += 1;
-                st.window_offered_bytes += f.bytes.len() as u64;
+                st.window_offered_bytes += bytes.len() as u64;
             }
-        }
+        });
         let offered = st.offered;
         device.tx(&mut p, &mut |frame: &[u8]| sink.on_frame(frame, now, offered), TX_BUDGET);
         iter = iter.wrapping_add(1);

@@ -41,6 +41,8 @@ pub struct LiveConfig {
     pub traffic: Traffic,
     /// Offered rate.
     pub pace: Pace,
+    /// Send the trace from pre-filled Ensō TX pipes, EnsōGen-style (Ensō Appendix B).
+    pub ensogen: bool,
     /// Measured time.
     pub duration: Duration,
     /// Unmeasured time before it.
@@ -103,6 +105,9 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     };
     if src.frames.is_empty() {
         return Err(LiveError::Option { option: "pcap", message: "the capture holds no packet to replay".into() });
+    }
+    if cfg.ensogen {
+        src.use_ensogen().map_err(|e| LiveError::Option { option: "ensogen", message: e.to_string() })?;
     }
     let room = cfg.iface.layout.data_room();
     if src.max_len() > room {

@@ -8,6 +8,7 @@
 //! bytes of their UDP/TCP payload, as T-Rex's latency streams do; frames with less payload are sent
 //! untimed and counted.
 
+use crate::feed::Feed;
 use traffic::{GenConfig, Generator, Trace};
 use wire::{FiveTuple, PacketView, RssFields, RssKey, Toeplitz};
 
@@ -25,12 +26,16 @@ pub struct Frame {
 }
 
 /// The frames of a run and what they cover.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Prebuilt {
     /// Frames in send order; the NIC cycles through them.
     pub frames: Vec<Frame>,
     /// Number of distinct flows.
     pub flows: usize,
+    /// How the NIC takes them ([`Prebuilt::offer`]).
+    pub(crate) feed: Feed,
+    /// The next frame to send.
+    pub(crate) next: usize,
 }
 
 /// Memory the pre-built frames may take: enough distinct packets that cycling through them does not
@@ -57,7 +62,7 @@ impl Prebuilt {
                 }
             })
             .collect();
-        Ok(Prebuilt { frames, flows: g.flows().len() })
+        Ok(Prebuilt { frames, flows: g.flows().len(), feed: Feed::Memory, next: 0 })
     }
 
     /// Frames of a capture, in capture order (up to [`PREBUILT_BYTES`]); frames that are not IP hash as
@@ -87,7 +92,7 @@ impl Prebuilt {
         for f in frames.iter_mut().filter(|f| f.flow == u32::MAX) {
             f.flow = flows as u32;
         }
-        Prebuilt { frames, flows: flows + 1 }
+        Prebuilt { frames, flows: flows + 1, feed: Feed::Memory, next: 0 }
     }
 
     /// Largest frame.
