@@ -2,6 +2,8 @@
 //! from frame bytes, and frames built from text addresses.
 
 use crate::App;
+use ifaces::nicmem::NicMem;
+use ifaces::nicmem::kvs::complete_attached;
 use ifaces::sync::Arc;
 use ifaces::{Arena, BufLayout, CoreCtx, NoProbe, Packet, Probe, SharedPool};
 use wire::{FiveTuple, FrameSpec, build_frame};
@@ -9,10 +11,11 @@ use wire::{FiveTuple, FrameSpec, build_frame};
 /// Buffers in a test core's pool: enough for a few bursts of requests and responses.
 const BUFFERS: u32 = 1024;
 
-/// A core with a private pool of 2 KiB buffers.
+/// A core with a private pool of 2 KiB buffers, and NIC memory if the app needs it.
 #[derive(Debug)]
 pub struct TestCore {
     core: CoreCtx,
+    nicmem: Option<Arc<NicMem>>,
 }
 
 impl Default for TestCore {
@@ -31,7 +34,18 @@ impl TestCore {
     pub fn with_id(id: u16) -> TestCore {
         let arena = Arena::new("apps-harness", BUFFERS, BufLayout::default()).expect("a small arena allocates");
         let pool = SharedPool::new(Arc::new(arena));
-        TestCore { core: CoreCtx::new(id, 64, &pool) }
+        TestCore { core: CoreCtx::new(id, 64, &pool), nicmem: None }
+    }
+
+    /// A core (id 0) with `bytes` of NIC memory, given to apps with [`App::bind_nicmem`].
+    pub fn with_nicmem(bytes: usize) -> TestCore {
+        let nicmem = NicMem::new(bytes, BufLayout::default()).expect("a NIC memory of whole buffers");
+        TestCore { nicmem: Some(nicmem), ..TestCore::new() }
+    }
+
+    /// The NIC memory, if any.
+    pub fn nicmem(&self) -> Option<&Arc<NicMem>> {
+        self.nicmem.as_ref()
     }
 
     /// The core.
@@ -51,12 +65,21 @@ impl TestCore {
         }
     }
 
-    /// Run `app` once over `frames` with probe `p`; returns the bytes of the packets it sends.
+    /// Run `app` once over `frames` with probe `p`; returns the bytes of the packets it sends (both
+    /// segments), completing their transmission at once.
     pub fn run_with<A: App, P: Probe>(&self, app: &mut A, p: &mut P, frames: &[Vec<u8>]) -> Vec<Vec<u8>> {
         let (mut rx, mut tx) = (Vec::new(), Vec::new());
         self.fill(frames, &mut rx);
         app.process(p, &self.core, &mut rx, &mut tx);
-        tx.iter().map(|pkt| pkt.to_vec()).collect()
+        let sent = tx.iter().map(|pkt| [&pkt[..], pkt.tail().unwrap_or_default()].concat()).collect();
+        drop(tx);
+        let mut returned = Vec::new();
+        self.core.take_returned(&mut returned);
+        for t in returned {
+            let nicmem = self.nicmem.as_ref().expect("only NIC memory segments are lent to apps");
+            assert!(complete_attached(nicmem, t), "a segment the harness did not lend");
+        }
+        sent
     }
 
     /// Run `app` once over `frames` without a probe; returns the bytes of the packets it sends.

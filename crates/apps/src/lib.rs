@@ -26,6 +26,8 @@ pub mod workpackage;
 
 pub use params::AppParams;
 
+use ifaces::nicmem::NicMem;
+use ifaces::sync::Arc;
 use ifaces::{CoreCtx, Metrics, Packet, Probe};
 
 /// A network function over bursts of packets.
@@ -42,6 +44,13 @@ pub trait App: Send {
     /// App-specific counters (drops of malformed packets, table hits, ...).
     fn metrics(&self) -> Metrics {
         Metrics::new()
+    }
+
+    /// Called once before the run with the NIC memory the design exposes, if any (nicmem §4.1). Apps
+    /// that serve data from NIC memory (the `kvs` app's nmKVS mode, nicmem §4.2.2) take it here, and fail
+    /// with a message naming the option when they need it and the design has none.
+    fn bind_nicmem(&mut self, _nicmem: Option<&Arc<NicMem>>) -> Result<(), AppError> {
+        Ok(())
     }
 }
 
@@ -151,6 +160,10 @@ impl App for AnyApp {
 
     fn metrics(&self) -> Metrics {
         dispatch!(self, a => a.metrics())
+    }
+
+    fn bind_nicmem(&mut self, nicmem: Option<&Arc<NicMem>>) -> Result<(), AppError> {
+        dispatch!(self, a => a.bind_nicmem(nicmem))
     }
 }
 

@@ -7,6 +7,7 @@
 use crate::arena::BufLayout;
 use crate::core::CoreCtx;
 use crate::desc::PrefetchParams;
+use crate::nicmem::NicMem;
 use crate::packet::Packet;
 use crate::pool::SharedPool;
 use crate::probe::Probe;
@@ -240,6 +241,12 @@ pub trait DeviceSide: Send {
     /// Design-specific counters.
     fn metrics(&self) -> Metrics {
         Metrics::new()
+    }
+
+    /// The NIC memory this device exposes to software (nicmem §4.1), if any: apps that serve data from
+    /// it (nmKVS, §4.2.2) get it before the run.
+    fn nicmem(&self) -> Option<&Arc<NicMem>> {
+        None
     }
 
     /// A periodic measurement from the engine (dynamic shRing's controller input, 000 §4.5). Designs

@@ -24,12 +24,14 @@ pub enum Backing {
 }
 
 /// A second segment: bytes of a lent region that follow the first segment on the wire (nicmem's
-/// header/data split puts the payload here).
+/// header/data split puts the payload here; nmKVS a hot value other packets may share).
 #[derive(Debug)]
 struct Tail {
     ptr: NonNull<u8>,
     len: u32,
     token: u64,
+    /// Read-only: other packets and the device may read the same bytes.
+    shared: bool,
 }
 
 /// A received (or freshly allocated) packet: the unique holder of its bytes; not `Send` (it belongs to
@@ -90,7 +92,22 @@ impl<'c> Packet<'c> {
     /// # Safety
     /// As [`Packet::lent`], for `[ptr, ptr + len)`.
     pub unsafe fn attach_tail(&mut self, ptr: NonNull<u8>, len: u32, token: u64) {
-        if let Some(old) = self.tail.replace(Tail { ptr, len, token }) {
+        self.set_tail(Tail { ptr, len, token, shared: false });
+    }
+
+    /// Attach a read-only second segment of `len` bytes at `ptr` that other packets and the device may
+    /// read at the same time (nmKVS's zero-copy values, nicmem §4.2.2); `token` comes back when the
+    /// packet is dropped. [`Packet::tail_mut`] gives no access to it.
+    ///
+    /// # Safety
+    /// `[ptr, ptr + len)` must be valid for reads, and no one may write it until `token` comes back
+    /// through [`CoreCtx::take_returned`] or the design's transmit path completes the packet.
+    pub unsafe fn attach_shared_tail(&mut self, ptr: NonNull<u8>, len: u32, token: u64) {
+        self.set_tail(Tail { ptr, len, token, shared: true });
+    }
+
+    fn set_tail(&mut self, tail: Tail) {
+        if let Some(old) = self.tail.replace(tail) {
             self.core.give_back(old.token);
         }
     }
@@ -125,16 +142,20 @@ impl<'c> Packet<'c> {
         self.len = len.min(self.capacity()) as u32;
     }
 
-    /// The second segment, if the design split the packet (nicmem's payload).
+    /// The second segment, if the design split the packet (nicmem's payload) or the app attached one.
     pub fn tail(&self) -> Option<&[u8]> {
-        // SAFETY: `attach_tail`'s contract gives this packet exclusive access to the tail's bytes.
+        // SAFETY: `attach_tail`'s contract gives this packet exclusive access to the tail's bytes, and
+        // `attach_shared_tail`'s guarantees no one writes them.
         self.tail.as_ref().map(|t| unsafe { std::slice::from_raw_parts(t.ptr.as_ptr(), t.len as usize) })
     }
 
-    /// The second segment, writable.
+    /// The second segment, writable; `None` if there is none or it is shared.
     pub fn tail_mut(&mut self) -> Option<&mut [u8]> {
-        // SAFETY: as in `tail`, and `&mut self` excludes any other slice of it.
-        self.tail.as_mut().map(|t| unsafe { std::slice::from_raw_parts_mut(t.ptr.as_ptr(), t.len as usize) })
+        // SAFETY: as in `tail`, and `&mut self` excludes any other slice of it; shared tails are excluded.
+        self.tail
+            .as_mut()
+            .filter(|t| !t.shared)
+            .map(|t| unsafe { std::slice::from_raw_parts_mut(t.ptr.as_ptr(), t.len as usize) })
     }
 
     /// Address of the second segment, if any.

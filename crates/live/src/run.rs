@@ -8,7 +8,7 @@ use crate::report::{CoreReport, LiveReport};
 use crate::sink::Sink;
 use crate::source::Prebuilt;
 use crate::worker::{WorkerStats, worker_loop};
-use apps::{AnyApp, AppError, AppParams};
+use apps::{AnyApp, App, AppError, AppParams};
 use ifaces::{Arena, ConfigError, Design, DeviceSide, IfaceConfig, NoProbe, SharedPool};
 use measure::Throughput;
 use std::path::PathBuf;
@@ -123,6 +123,9 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     let cores = cfg.iface.cores;
     let mut apps =
         (0..cores).map(|c| AnyApp::new(&cfg.app, &cfg.app_params, c, cores)).collect::<Result<Vec<_>, _>>()?;
+    for app in &mut apps {
+        app.bind_nicmem(device.nicmem())?;
+    }
     let reta = IndirectionTable::round_robin(cores).map_err(|m| LiveError::Option { option: "cores", message: m })?;
 
     let cpus = pin::allowed_cpus();
@@ -247,6 +250,11 @@ fn check_invariants<D: DeviceSide>(
             census[2],
             census[3],
             census[4]
+        ));
+    }
+    if let Some(refs) = device.nicmem().map(|m| m.references()).filter(|&r| r > 0) {
+        return fail(format!(
+            "no leaked reference: {refs} transmit references to NIC memory buffers were never released"
         ));
     }
     if sink.duplicates > 0 {

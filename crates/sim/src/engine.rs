@@ -176,6 +176,9 @@ pub fn run_design<D: Design, A: App>(
     let arena = Arc::new(Arena::new("sim", D::buffers_needed(&iface), iface.layout)?);
     let pool = SharedPool::new(arena.clone());
     let (mut device, mut drivers) = D::build(&iface, &pool)?;
+    for app in &mut apps {
+        app.bind_nicmem(device.nicmem())?;
+    }
     let ctxs: Vec<CoreCtx> = (0..cores).map(|i| CoreCtx::new(i as u16, iface.cache, &pool)).collect();
     let mut source = Generator::new(&cfg.traffic)?;
     let reta = IndirectionTable::round_robin(cores).map_err(|message| SimError::Config { option: "cores", message })?;
@@ -427,6 +430,9 @@ pub fn run_design<D: Design, A: App>(
         }
     }
 
+    if std::env::var_os("SIM_DEBUG_STATS").is_some() {
+        eprintln!("{:?} events {}", m.mem.stats, q.processed);
+    }
     // End of run: the invariants (DESIGN.md, "Invariants"), then the report.
     let occupancy = device.occupancy();
     if pending.is_some() || occupancy.used > 0 || device.tx_pending() > 0 {
@@ -478,6 +484,12 @@ pub fn run_design<D: Design, A: App>(
         d.teardown(ctx);
     }
     drop(core_state);
+    if let Some(refs) = device.nicmem().map(|m| m.references()).filter(|&r| r > 0) {
+        return Err(SimError::Invariant {
+            invariant: "no-leak",
+            detail: format!("{refs} transmit references to NIC memory buffers were never released"),
+        });
+    }
     drop((drivers, device));
     drop(ctxs);
     drop(pool);

@@ -5,27 +5,44 @@
 //! generates the matching requests.
 //!
 //! A request may end with the traffic generator's [`Stamp`] as a trailer (the last 16 bytes of its
-//! payload, after the request): the server copies it to the end of the response, as the harness's client
-//! tag (MICA echoes an opaque field; Ensō's KVS benchmark echoes a timestamp, Ensō §7.3.3), so that the
-//! engines measure latency and order of responses.
+//! payload, after the request): the server echoes it at the start of the response's payload, as the
+//! harness's client tag (MICA echoes an opaque field; Ensō's KVS benchmark echoes a timestamp, Ensō
+//! §7.3.3), so that the engines measure latency and order of responses.
+//!
+//! With `hot=N` the server is nmKVS (nicmem §4.2.2): up to N of the hottest items live in NIC memory
+//! ([`hot`]) and a GET of one is answered with a header packet whose value is the item's stable buffer,
+//! sent zero-copy; the UDP checksum adds the value's sum kept with the item, so the CPU never reads NIC
+//! memory. It needs a design with NIC memory (`nicmem-host`, `nicmem-split`, `nmnfv-`, `nmnfv`).
 //!
 //! Parameters: `log=SIZE` circular log per core (default 64MiB), `buckets=N` index buckets per core
-//! (64 B each, default 256K).
+//! (64 B each, default 256K), `preload=N` store the client's keys 0..N-1 of this core's partition before
+//! the run (MICA's load phase; keys of `key_len` and values of `value_len` bytes as
+//! [`traffic::kvs::client::Client`] makes them, defaults 8 and 8; `rxlab` sets both from its `--kvs-*`
+//! options), `hot=N` hot items over all cores (default 0: plain MICA), `epoch=N` requests between
+//! re-rankings of the hot items (default 4096).
 
+pub mod hot;
 pub mod store;
 
 use crate::params::Reader;
 use crate::{App, AppError, flow};
+use hot::HotItems;
+use ifaces::nicmem::NicMem;
+use ifaces::nicmem::kvs::Payload;
 use ifaces::probe::Access;
-use ifaces::{CoreCtx, Metrics, Packet, Probe};
+use ifaces::sync::Arc;
+use ifaces::{CoreCtx, Metrics, NoProbe, Packet, Probe};
 use std::net::IpAddr;
 use store::{KeyHash, Partition};
+use traffic::kvs::client::{Client, ClientConfig};
 use traffic::kvs::proto::{HEADER_LEN, Op, Request, Status, write_response_header};
 use wire::stamp::STAMP_LEN;
 use wire::{PacketView, Stamp, checksum};
 
 /// Ethernet, IPv4 (no options) and UDP header bytes of a response.
 const RESPONSE_HEADERS: usize = 14 + 20 + 8;
+/// Shortest frame on the wire without FCS (Ethernet's 64 B minimum).
+const MIN_FRAME: usize = 60;
 /// Cycles to fill the response headers: about 20 stores and the IPv4 header checksum.
 const HEADER_WORK: u32 = 30;
 
@@ -35,6 +52,10 @@ pub struct Kvs {
     part: Partition,
     core: usize,
     cores: usize,
+    /// Hot items wanted over all cores, and requests between re-rankings (`hot`, `epoch`).
+    hot_wanted: usize,
+    epoch: u64,
+    hot: Option<HotItems>,
     stats: Stats,
 }
 
@@ -49,37 +70,86 @@ struct Stats {
     oversize: u64,
 }
 
+/// A request's answer: a status with a value to copy into the response, or a hot value sent zero-copy.
+enum Answer<'a> {
+    Inline(Status, &'a [u8]),
+    ZeroCopy(ifaces::nicmem::kvs::ZeroCopy<'a>),
+}
+
 impl Kvs {
     /// Build the server of core `core` of `cores` (see the module documentation for parameters).
     pub fn new(mut r: Reader<'_>, core: usize, cores: usize) -> Result<Kvs, AppError> {
         let log = r.bytes("log", 64 << 20, 4 << 10..=(1 << 40))? as usize;
         let buckets = r.count("buckets", 256 << 10, 1..=(1 << 32))? as usize;
+        let preload = r.count("preload", 0, 0..=(1 << 32))?;
+        let d = ClientConfig::default();
+        let key_len = r.count("key_len", d.key_len as u64, 8..=255)? as usize;
+        let value_len = r.count("value_len", d.value_len as u64, 0..=(1 << 16))? as usize;
+        let hot_wanted = r.count("hot", 0, 0..=(1 << 24))? as usize;
+        let epoch = r.count("epoch", 4096, 1..=(1 << 32))?;
+        let mut kvs = Kvs {
+            part: Partition::new(buckets, log),
+            core,
+            cores: cores.max(1),
+            hot_wanted,
+            epoch,
+            hot: None,
+            stats: Stats::default(),
+        };
+        if preload > 0 {
+            let cfg = ClientConfig { keys: preload, key_len, value_len, ..d };
+            let client = Client::new(cfg, 0).map_err(|e| r.error("preload", e))?;
+            kvs.preload(&client, preload);
+        }
         r.finish()?;
-        Ok(Kvs { part: Partition::new(buckets, log), core, cores: cores.max(1), stats: Stats::default() })
+        Ok(kvs)
     }
 
-    /// Serve one request; the response's status and value.
-    fn serve<'s, P: Probe>(&'s mut self, p: &mut P, req: &Request<'_>) -> (Status, &'s [u8]) {
-        let h = KeyHash::of(p, req.key);
+    /// Store the values of keys `0..n` that this core's partition owns (before the run: not probed).
+    fn preload(&mut self, client: &Client, n: u64) {
+        let p = &mut NoProbe::new();
+        for k in 0..n {
+            let key = client.key(k);
+            let h = KeyHash::of(p, &key);
+            if h.partition(self.cores) == self.core {
+                self.part.put(p, &key, &client.value(k, 0), h);
+            }
+        }
+    }
+
+    /// Serve one request for key hash `h`.
+    fn serve<'s, P: Probe>(&'s mut self, p: &mut P, req: &Request<'_>, h: KeyHash) -> Answer<'s> {
         if h.partition(self.cores) != self.core {
             // The client steers by partition (MICA §4.1); count requests that arrive elsewhere (e.g. when
             // RSS spreads a partition's flow to another core) and serve them from this core's partition.
             self.stats.misrouted += 1;
         }
+        if let Some(hot) = &mut self.hot {
+            hot.observe(p, h, &mut self.part);
+        }
         match req.op {
             Op::Get => {
                 self.stats.gets += 1;
+                if let Some(a) = self.hot.as_mut().and_then(|hot| hot.get(p, h)) {
+                    self.stats.hits += 1;
+                    return match a {
+                        Payload::ZeroCopy(z) => Answer::ZeroCopy(z),
+                        Payload::Copy(v) => Answer::Inline(Status::Hit, v),
+                    };
+                }
                 match self.part.get(p, req.key, h) {
                     Some(v) => {
                         self.stats.hits += 1;
-                        (Status::Hit, v)
+                        Answer::Inline(Status::Hit, v)
                     }
-                    None => (Status::Miss, &[]),
+                    None => Answer::Inline(Status::Miss, &[]),
                 }
             }
             Op::Put => {
                 self.stats.puts += 1;
-                if self.part.put(p, req.key, req.value, h) { (Status::Stored, &[]) } else { (Status::TooLarge, &[]) }
+                let stored = self.hot.as_mut().is_some_and(|hot| hot.set(p, h, req.value))
+                    || self.part.put(p, req.key, req.value, h);
+                Answer::Inline(if stored { Status::Stored } else { Status::TooLarge }, &[])
             }
         }
     }
@@ -95,16 +165,27 @@ struct Reply {
     dport: u16,
 }
 
-/// Bytes a response's UDP payload takes: header, value and the echoed stamp if any.
-fn response_payload_len(value: &[u8], stamp: Option<Stamp>) -> usize {
-    HEADER_LEN + value.len() + stamp.map_or(0, |_| STAMP_LEN)
+/// Bytes of a response before its value: headers, the echoed stamp if any, the response header. Even,
+/// so the value's checksum sum adds in place.
+fn response_head_len(stamp: Option<Stamp>) -> usize {
+    RESPONSE_HEADERS + stamp.map_or(0, |_| STAMP_LEN) + HEADER_LEN
 }
 
-/// Fill `out` with the response frame to `to` carrying `status`, `id`, `value` and the request's `stamp`
-/// as trailer; returns its length. `out` must hold [`RESPONSE_HEADERS`] + [`response_payload_len`] bytes
-/// (and 60 for padding).
-fn write_response(out: &mut [u8], to: &Reply, status: Status, id: u64, value: &[u8], stamp: Option<Stamp>) -> usize {
-    let udp_len = 8 + response_payload_len(value, stamp);
+/// Fill `out` with the response to `to` up to its value: Ethernet, IPv4 and UDP headers, the request's
+/// `stamp`, and the response header for `status`, `id` and a value of `value_len` bytes whose
+/// ones'-complement sum is `value_sum` (the UDP checksum covers it). Returns the bytes written
+/// ([`response_head_len`]); the value follows them, in `out` or in a second segment.
+fn write_response_head(
+    out: &mut [u8],
+    to: &Reply,
+    status: Status,
+    id: u64,
+    value_len: usize,
+    value_sum: u32,
+    stamp: Option<Stamp>,
+) -> usize {
+    let head = response_head_len(stamp);
+    let udp_len = head - RESPONSE_HEADERS + 8 + value_len;
     let ip_len = 20 + udp_len;
     // Ethernet: back to the sender.
     out[..6].copy_from_slice(&to.mac[6..]);
@@ -117,27 +198,34 @@ fn write_response(out: &mut [u8], to: &Reply, status: Status, id: u64, value: &[
     ip[16..20].copy_from_slice(&to.dst);
     let c = checksum::checksum(ip);
     ip[10..12].copy_from_slice(&c.to_be_bytes());
-    let udp = &mut out[34..34 + udp_len];
+    let udp = &mut out[34..head];
     udp[..2].copy_from_slice(&to.sport.to_be_bytes());
     udp[2..4].copy_from_slice(&to.dport.to_be_bytes());
     udp[4..6].copy_from_slice(&(udp_len as u16).to_be_bytes());
     udp[6..8].fill(0);
-    write_response_header(&mut udp[8..8 + HEADER_LEN], status, id, value.len() as u16);
-    let (val, trailer) = udp[8 + HEADER_LEN..].split_at_mut(value.len());
-    val.copy_from_slice(value);
+    let mut at = 8;
     if let Some(s) = stamp {
-        let _ = s.write(trailer);
+        let _ = s.write(&mut udp[at..]);
+        at += STAMP_LEN;
     }
-    let sum = checksum::sum(udp, checksum::ipv4_pseudo_sum(to.src, to.dst, 17, udp_len as u16));
-    let c = match !checksum::fold(sum) {
+    write_response_header(&mut udp[at..], status, id, value_len as u16);
+    let pseudo = checksum::ipv4_pseudo_sum(to.src, to.dst, 17, udp_len as u16);
+    let c = match !checksum::fold(checksum::sum(udp, pseudo) + value_sum) {
         0 => 0xFFFF,
         c => c,
     };
     udp[6..8].copy_from_slice(&c.to_be_bytes());
-    let len = 14 + ip_len;
-    // Pad to the Ethernet minimum (60 B without FCS).
-    out[len..len.max(60)].fill(0);
-    len.max(60)
+    head
+}
+
+/// Build the whole response in `out` with `value` copied after the head, padded to the Ethernet minimum;
+/// returns its length. `out` must hold the head, the value and the padding.
+fn write_response(out: &mut [u8], to: &Reply, status: Status, id: u64, value: &[u8], stamp: Option<Stamp>) -> usize {
+    let head = write_response_head(out, to, status, id, value.len(), checksum::sum(value, 0), stamp);
+    let len = head + value.len();
+    out[head..len].copy_from_slice(value);
+    out[len..len.max(MIN_FRAME)].fill(0);
+    len.max(MIN_FRAME)
 }
 
 /// The request in a parsed frame, the addresses to answer it from and to, and its trailing stamp if any;
@@ -174,14 +262,29 @@ impl App for Kvs {
                 self.stats.no_buffer += 1;
                 continue;
             };
-            let (status, v) = self.serve(p, &req);
-            let need = (RESPONSE_HEADERS + response_payload_len(v, stamp)).max(60);
-            if need > resp.capacity() {
+            let h = KeyHash::of(p, req.key);
+            let head = response_head_len(stamp);
+            let len = match self.serve(p, &req, h) {
+                // The value is the packet's second segment (values too short to end a frame are answered
+                // by copy, see `bind_nicmem`).
+                Answer::ZeroCopy(z) => {
+                    resp.set_len(head);
+                    let len = write_response_head(&mut resp, &reply, Status::Hit, req.id, z.len(), z.sum(), stamp);
+                    z.attach(&mut resp);
+                    Some(len)
+                }
+                Answer::Inline(status, v) => {
+                    let need = (head + v.len()).max(MIN_FRAME);
+                    (need <= resp.capacity()).then(|| {
+                        resp.set_len(need);
+                        write_response(&mut resp, &reply, status, req.id, v, stamp)
+                    })
+                }
+            };
+            let Some(len) = len else {
                 self.stats.oversize += 1;
                 continue;
-            }
-            resp.set_len(need);
-            let len = write_response(&mut resp, &reply, status, req.id, v, stamp);
+            };
             resp.set_len(len);
             p.work(HEADER_WORK + len as u32 / 8);
             p.touch(resp.addr(), len, Access::Write);
@@ -189,9 +292,25 @@ impl App for Kvs {
         }
     }
 
+    fn bind_nicmem(&mut self, nicmem: Option<&Arc<NicMem>>) -> Result<(), AppError> {
+        if self.hot_wanted == 0 {
+            return Ok(());
+        }
+        let Some(nicmem) = nicmem else {
+            return Err(AppError::Param {
+                app: "kvs",
+                message: "hot=N serves hot items from NIC memory (nmKVS, nicmem §4.2.2): run it on a design with NIC memory (--iface nicmem-host, nicmem-split, nmnfv- or nmnfv)".into(),
+            });
+        };
+        let budget = self.hot_wanted.div_ceil(self.cores);
+        let min_zero_copy = MIN_FRAME - response_head_len(None);
+        self.hot = Some(HotItems::new(nicmem.clone(), self.core as u16, budget, self.epoch, min_zero_copy));
+        Ok(())
+    }
+
     fn metrics(&self) -> Metrics {
         let s = &self.stats;
-        Metrics::from([
+        let mut m = Metrics::from([
             ("gets".into(), s.gets as f64),
             ("get_hits".into(), s.hits as f64),
             ("puts".into(), s.puts as f64),
@@ -199,7 +318,20 @@ impl App for Kvs {
             ("drop_malformed".into(), s.malformed as f64),
             ("drop_no_buffer".into(), s.no_buffer as f64),
             ("drop_oversize".into(), s.oversize as f64),
-        ])
+        ]);
+        if let Some(hot) = &self.hot {
+            let h = hot.stats();
+            m.extend([
+                ("hot_items".into(), hot.len() as f64),
+                ("hot_zero_copy".into(), h.zero_copy as f64),
+                ("hot_copies".into(), h.copies as f64),
+                ("hot_sets".into(), h.sets as f64),
+                ("hot_promoted".into(), h.promoted as f64),
+                ("hot_evicted".into(), h.evicted as f64),
+                ("hot_nicmem_full".into(), h.nicmem_full as f64),
+            ]);
+        }
+        m
     }
 }
 
@@ -278,5 +410,51 @@ mod tests {
         assert_eq!(m["drop_malformed"], 2.0);
         assert!(m["misrouted"] > 10.0 && m["misrouted"] < 40.0, "{m:?}");
         assert!(n >= 60);
+    }
+
+    /// nmKVS: the hottest keys move to NIC memory and GETs of them are answered zero-copy, with the same
+    /// bytes (value, echoed stamp, valid checksums) as from the log; a PUT of a hot key is seen by the
+    /// next GET; and without NIC memory `hot=N` is refused.
+    #[test]
+    fn hot_items_are_served_zero_copy() {
+        let cfg = ClientConfig { keys: 50, value_len: 1024, ..ClientConfig::default() };
+        let client = Client::new(cfg, 1).unwrap();
+        let params = AppParams::parse("log=1MiB,buckets=4K,preload=50,value_len=1024,hot=4,epoch=64").unwrap();
+        let mut kvs = Kvs::new(params.reader("kvs"), 0, 1).unwrap();
+        let e = Kvs::new(params.reader("kvs"), 0, 1).unwrap().bind_nicmem(None).unwrap_err();
+        assert!(e.to_string().contains("nicmem-host"), "{e}");
+        let core = TestCore::with_nicmem(16 * 2048);
+        kvs.bind_nicmem(core.nicmem()).unwrap();
+        let stamped = |k: u64, id: u64| {
+            let (mut body, _) = client.request(Op::Get, k, id);
+            let at = body.len();
+            body.resize(at + STAMP_LEN, 0);
+            Stamp { seq: id, tx_ns: 5 }.write(&mut body[at..]).unwrap();
+            let tuple = *PacketView::new_checked(&client.frame(Op::Get, k, id)[..]).unwrap().five_tuple();
+            wire::build_frame(&wire::FrameSpec { tuple, frame_len: 42 + body.len() + 4 }, &body).unwrap()
+        };
+        let check = |out: &[Vec<u8>], keys: &[u64]| {
+            for (f, &k) in out.iter().zip(keys) {
+                assert_eq!(response(f).0, Status::Hit);
+                assert_eq!(response(f).2, client.value(k, 0), "key {k}");
+                let payload = PacketView::new_checked(&f[..]).unwrap().payload().to_vec();
+                assert!(Stamp::find(&payload).is_some(), "the stamp is echoed");
+            }
+        };
+        for round in 0..4u64 {
+            // Keys 0..4 take three requests in four.
+            let keys: Vec<u64> = (0..64).map(|i| if i % 4 == 3 { 4 + (i + round) % 46 } else { i % 4 }).collect();
+            let frames: Vec<Vec<u8>> = keys.iter().map(|&k| stamped(k, round * 64 + k)).collect();
+            check(&core.run(&mut kvs, &frames), &keys);
+        }
+        let m = kvs.metrics();
+        assert_eq!(m["hot_items"], 4.0, "{m:?}");
+        assert!(m["hot_zero_copy"] >= 100.0, "{m:?}");
+        // A PUT of a hot key, then GETs of it: the new value, zero-copy again.
+        let put = core.run(&mut kvs, &[client.frame(Op::Put, 2, 77)]);
+        assert_eq!(response(&put[0]).0, Status::Stored);
+        let out = core.run(&mut kvs, &[client.frame(Op::Get, 2, 78)]);
+        assert_eq!(response(&out[0]).2, client.value(2, 77));
+        assert_eq!(kvs.metrics()["hot_sets"], 1.0);
     }
 }

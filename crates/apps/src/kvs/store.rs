@@ -107,6 +107,25 @@ impl Partition {
         Some(value)
     }
 
+    /// The item whose key hashes to `h`, as (key, value), if present: an entry of `h`'s bucket with its
+    /// tag whose key rehashes to `h` (nmKVS promotes hot items by hash, nicmem §4.2.2).
+    pub fn get_by_hash<P: Probe>(&self, p: &mut P, h: KeyHash) -> Option<(&[u8], &[u8])> {
+        let bucket = &self.index[self.bucket(h)];
+        p.read(bucket);
+        p.work(SCAN_WORK);
+        bucket.entries.iter().find_map(|&e| {
+            let offset = e & OFFSET_MASK;
+            if e == 0 || e >> 48 != h.tag() || !self.live(offset) {
+                return None;
+            }
+            let (key, value) = self.item(p, offset);
+            (KeyHash::of(p, key) == h).then(|| {
+                p.touch(value.as_ptr() as usize, value.len(), Access::Read);
+                (key, value)
+            })
+        })
+    }
+
     /// Store `key` = `value`; `false` if the item cannot fit in the log at all (or the key is too long).
     pub fn put<P: Probe>(&mut self, p: &mut P, key: &[u8], value: &[u8], h: KeyHash) -> bool {
         let (Ok(klen), Ok(vlen)) = (u8::try_from(key.len()), u16::try_from(value.len())) else { return false };
@@ -175,6 +194,10 @@ mod tests {
             assert_eq!(get(&s, &i.to_le_bytes()), Some(vec![i as u8; 8]), "key {i}");
         }
         assert_eq!(get(&s, b"absent"), None);
+        let mut p = NoProbe::new();
+        let h = KeyHash::of(&mut p, &7u32.to_le_bytes());
+        assert_eq!(s.get_by_hash(&mut p, h), Some((&7u32.to_le_bytes()[..], &b"newer"[..])));
+        assert_eq!(s.get_by_hash(&mut p, KeyHash(h.0 ^ 1)), None);
     }
 
     #[test]

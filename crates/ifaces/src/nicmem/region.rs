@@ -7,10 +7,18 @@
 //!
 //! Allocation mirrors the paper's `alloc_nicmem(device, len)` (§5, Listing 1) with a capacity limit:
 //! 256 KiB, as the paper's ConnectX-5 firmware exposes, or more for a "future device" (§6.6, C2).
+//!
+//! A buffer may also be *held* by transmit descriptors while its core keeps it (nmKVS's stable buffers,
+//! §4.2.2): [`NicMem::hold`] counts one more descriptor in flight, the transmit completion
+//! [`NicMem::release`]s it (the DPDK completion callback the paper adds, §5), and [`NicMem::held`] tells
+//! the core when no descriptor references the buffer any more. The device reads a held buffer with
+//! [`NicMem::dma_read_held`].
+
+#![allow(unsafe_code)]
 
 use crate::arena::{Arena, BufId, BufLayout, Owner};
 use crate::probe::{Access, Probe};
-use crate::sync::{Arc, AtomicU64, Mutex, Ordering};
+use crate::sync::{Arc, AtomicU32, AtomicU64, Mutex, Ordering};
 use std::ops::Range;
 
 /// Bytes of nicmem the paper's NIC exposes (§5, "Hardware limitations").
@@ -50,6 +58,8 @@ pub enum NicMemError {
 pub struct NicMem {
     arena: Arc<Arena>,
     free: Mutex<Vec<BufId>>,
+    /// Transmit descriptors in flight per buffer (see [`NicMem::hold`]).
+    tx_refs: Box<[AtomicU32]>,
     cpu_reads: AtomicU64,
     cpu_writes: AtomicU64,
 }
@@ -66,6 +76,7 @@ impl NicMem {
         Ok(Arc::new(NicMem {
             arena: Arc::new(arena),
             free: Mutex::new((0..count as u32).rev().map(BufId).collect()),
+            tx_refs: (0..count).map(|_| AtomicU32::new(0)).collect(),
             cpu_reads: AtomicU64::new(0),
             cpu_writes: AtomicU64::new(0),
         }))
@@ -107,13 +118,60 @@ impl NicMem {
         Ok(got)
     }
 
-    /// `dealloc_nicmem`: give buffers back (held as [`Owner::Core`]).
+    /// `dealloc_nicmem`: give buffers back (held as [`Owner::Core`], and by no transmit descriptor).
     pub fn dealloc_nicmem(&self, bufs: impl IntoIterator<Item = BufId>) {
         let mut free = self.free.lock().unwrap();
         for id in bufs {
+            assert_eq!(self.held(id), 0, "nicmem buffer {} freed while transmit descriptors reference it", id.0);
             self.arena.transfer(id, Owner::Core, Owner::Free);
             free.push(id);
         }
+    }
+
+    /// One more transmit descriptor references `id`, which this core holds (nmKVS §4.2.2: "the KVS
+    /// increments its reference count and uses the stable buffer as the response packet's payload").
+    #[inline]
+    pub fn hold(&self, id: BufId) {
+        debug_assert_eq!(self.arena.owner(id), Owner::Core);
+        // Relaxed: the descriptor carrying this reference reaches the device through a release/acquire
+        // hand-off (the transmit queue), which orders the buffer's contents before the device's read.
+        self.tx_refs[id.0 as usize].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The transmit completion of a descriptor that held `id` (the completion callback of §5).
+    #[inline]
+    pub fn release(&self, id: BufId) {
+        // Release: the device's read of the buffer happens before a core that sees the count reach 0
+        // overwrites it.
+        let before = self.tx_refs[id.0 as usize].fetch_sub(1, Ordering::Release);
+        assert!(before > 0, "nicmem buffer {} released more often than held", id.0);
+    }
+
+    /// Transmit descriptors referencing `id` now; once 0 (with Acquire ordering), the device's reads of
+    /// it are over and the core may overwrite it.
+    #[inline]
+    pub fn held(&self, id: BufId) -> u32 {
+        self.tx_refs[id.0 as usize].load(Ordering::Acquire)
+    }
+
+    /// Transmit descriptor references outstanding over all buffers (0 once every held buffer's
+    /// transmissions completed or were dropped: the end-of-run check that no reference leaked).
+    pub fn references(&self) -> u64 {
+        self.tx_refs.iter().map(|r| u64::from(r.load(Ordering::Acquire))).sum()
+    }
+
+    /// The device reads `len` bytes of a buffer a transmit descriptor holds (DMA within the NIC: no
+    /// PCIe crossing). The buffer stays with its core.
+    pub fn dma_read_held<R>(&self, id: BufId, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
+        assert!(
+            self.tx_refs[id.0 as usize].load(Ordering::Relaxed) > 0,
+            "device read of unheld nicmem buffer {}",
+            id.0
+        );
+        let len = len.min(self.arena.layout().data_room());
+        // SAFETY: in range; a descriptor holds the buffer, and its core writes it only after an Acquire
+        // load of the count reads 0, which cannot happen before this read's descriptor is released.
+        f(unsafe { std::slice::from_raw_parts(self.arena.data_addr(id) as *const u8, len) })
     }
 
     /// Buffers not allocated.

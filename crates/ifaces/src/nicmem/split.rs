@@ -32,9 +32,12 @@ use crate::sync::{Arc, Mutex};
 use std::collections::VecDeque;
 use wire::QueueId;
 
-/// Which ring a payload came from (the completion's ring field, Figure 5).
+/// Which ring a payload came from (the completion's ring field, Figure 5), or, for a segment an app
+/// attached, that it is a nicmem buffer held by reference (nmKVS's stable buffer, §4.2.2). A segment's
+/// token is this kind in the high 32 bits and the buffer in the low 32.
 const PRIMARY: u64 = 1;
 const SECONDARY: u64 = 2;
+pub(crate) const HELD: u64 = 3;
 
 /// The nicmem NF design; `M` picks the configuration (see the module docs). Use the aliases.
 #[derive(Debug)]
@@ -107,13 +110,6 @@ pub struct NicMemDriver {
     nic_free: Vec<BufId>,
     returned: Vec<u64>,
     alloc_failures: u64,
-}
-
-impl NicMemDevice {
-    /// The NIC memory (its address range, its CPU access counts).
-    pub fn nicmem(&self) -> &Arc<NicMem> {
-        &self.nicmem
-    }
 }
 
 impl<const M: u8> Design for NicMemDesign<M> {
@@ -244,10 +240,17 @@ impl DeviceSide for NicMemDevice {
                     }
                     Header::Inline(bytes) => self.scratch.extend_from_slice(bytes),
                 }
-                if let Some((which, id, len)) = d.payload {
-                    let a = if which == PRIMARY { self.nicmem.arena() } else { &self.host };
-                    p.touch(a.data_addr(id), len as usize, Access::Read);
-                    a.dma_read(id, len as usize, |b| self.scratch.extend_from_slice(b));
+                match d.payload {
+                    Some((HELD, id, len)) => {
+                        p.touch(self.nicmem.arena().data_addr(id), len as usize, Access::Read);
+                        self.nicmem.dma_read_held(id, len as usize, |b| self.scratch.extend_from_slice(b));
+                    }
+                    Some((which, id, len)) => {
+                        let a = if which == PRIMARY { self.nicmem.arena() } else { &self.host };
+                        p.touch(a.data_addr(id), len as usize, Access::Read);
+                        a.dma_read(id, len as usize, |b| self.scratch.extend_from_slice(b));
+                    }
+                    None => {}
                 }
                 wire(&self.scratch);
                 q.tx.done.lock().unwrap().push(d);
@@ -268,6 +271,10 @@ impl DeviceSide for NicMemDevice {
         self.queues.iter().map(|q| q.tx.posted.lock().unwrap().len() as u64).sum()
     }
 
+    fn nicmem(&self) -> Option<&Arc<NicMem>> {
+        Some(&self.nicmem)
+    }
+
     fn metrics(&self) -> Metrics {
         let (r, w) = self.nicmem.cpu_accesses();
         Metrics::from([
@@ -279,12 +286,12 @@ impl DeviceSide for NicMemDevice {
 }
 
 impl NicMemDriver {
-    /// Give a payload buffer back to its own ring's supply.
+    /// Give a payload buffer back to its own ring's supply, or release a held one.
     fn return_payload<P: Probe>(&mut self, p: &mut P, core: &CoreCtx, which: u64, id: BufId) {
-        if which == PRIMARY {
-            self.nic_free.push(id);
-        } else {
-            core.free(p, id);
+        match which {
+            PRIMARY => self.nic_free.push(id),
+            HELD => self.nicmem.release(id),
+            _ => core.free(p, id),
         }
     }
 
@@ -385,8 +392,12 @@ impl DriverSide for NicMemDriver {
                 };
                 let payload = parts.tail.map(|(token, _, len)| {
                     let (which, id) = (token >> 32, BufId(token as u32));
-                    let a = if which == PRIMARY { self.nicmem.arena().clone() } else { core.arena().clone() };
-                    a.transfer(id, Owner::Core, Owner::Tx);
+                    match which {
+                        // A held buffer stays with its core; the reference travels with the descriptor.
+                        HELD => {}
+                        PRIMARY => self.nicmem.arena().transfer(id, Owner::Core, Owner::Tx),
+                        _ => core.arena().transfer(id, Owner::Core, Owner::Tx),
+                    }
                     (which, id, len)
                 });
                 p.touch(&header as *const Header as usize, 64, Access::Write);

@@ -3,9 +3,13 @@
 //!
 //! Request:  `op u8 | key_len u8 | value_len u16 | id u64 | key | value` (value only for PUT).
 //! Response: `status u8 | 0 u8 | value_len u16 | id u64 | value` (value only for a GET hit).
-//! `id` is the client's tag (e.g. a send timestamp, Ensō §7.3.3) and is echoed back.
+//! `id` is the client's tag (e.g. a send timestamp, Ensō §7.3.3) and is echoed back. A request may end
+//! with the traffic generator's [`Stamp`] as a trailer; the response then starts with it (before its
+//! header, so the value stays last and can be sent from its own buffer, as nmKVS does).
 
 use crate::hash::hash_bytes;
+use wire::Stamp;
+use wire::stamp::STAMP_LEN;
 
 /// Bytes of the fixed header of requests and responses.
 pub const HEADER_LEN: usize = 12;
@@ -96,8 +100,9 @@ pub fn write_response_header(out: &mut [u8], status: Status, id: u64, value_len:
     out[4..12].copy_from_slice(&id.to_le_bytes());
 }
 
-/// A parsed response: status, the echoed id and the value.
+/// A parsed response: status, the echoed id and the value (after the echoed stamp, if any).
 pub fn parse_response(payload: &[u8]) -> Option<(Status, u64, &[u8])> {
+    let payload = if Stamp::read(payload).is_some() { &payload[STAMP_LEN..] } else { payload };
     let h = payload.get(..HEADER_LEN)?;
     let status = match h[0] {
         0 => Status::Hit,
@@ -128,5 +133,9 @@ mod tests {
         write_response_header(&mut resp, Status::Hit, 9, 3);
         resp[12..].copy_from_slice(b"abc");
         assert_eq!(parse_response(&resp), Some((Status::Hit, 9, &b"abc"[..])));
+        let mut stamped = vec![0u8; STAMP_LEN];
+        Stamp { seq: 1, tx_ns: 2 }.write(&mut stamped).unwrap();
+        stamped.extend_from_slice(&resp);
+        assert_eq!(parse_response(&stamped), Some((Status::Hit, 9, &b"abc"[..])));
     }
 }
