@@ -202,6 +202,13 @@ pub struct Params {
     /// KVS payload: value length of PUTs in bytes [default: 8].
     #[arg(long)]
     pub kvs_value_len: Option<usize>,
+    /// KVS payload: keys in a hot area (keys 0..N) taking --kvs-hot-share of the requests, instead of
+    /// Zipf (nicmem Figure 15) [default: none].
+    #[arg(long)]
+    pub kvs_hot_keys: Option<u64>,
+    /// KVS payload: share of requests to the hot area, 0..=1 (needs --kvs-hot-keys).
+    #[arg(long)]
+    pub kvs_hot_share: Option<f64>,
     /// Offered rate: `10G` (framing included), `5Mpps`, or `max` (live only) [default: max live, 200G sim].
     #[arg(long, allow_hyphen_values = true)]
     pub rate: Option<Quantity>,

@@ -11,7 +11,7 @@ use ifaces::shring::dynamic::Thresholds;
 use ifaces::{IfaceConfig, RingSize};
 use live::{LiveConfig, Pace, Traffic};
 use std::time::Duration;
-use traffic::kvs::client::ClientConfig;
+use traffic::kvs::client::{ClientConfig, HotArea};
 use traffic::units::parse_duration_ns;
 use traffic::{GenConfig, Payload, Rate};
 
@@ -105,17 +105,24 @@ fn traffic(p: &Params) -> Result<TrafficArgs> {
     })
 }
 
-/// The generator's configuration at `rate`: the traffic options and the payload.
-fn gen_config(p: &Params, rate: Rate, cores: usize) -> Result<GenConfig> {
-    Ok(GenConfig { payload: payload(p, cores)?, ..traffic(p)?.config(rate, Some(cores))? })
+/// The generator's configuration at `rate`: the traffic options and `payload`.
+fn gen_config(p: &Params, rate: Rate, cores: usize, payload: &Payload) -> Result<GenConfig> {
+    Ok(GenConfig { payload: payload.clone(), ..traffic(p)?.config(rate, Some(cores))? })
 }
 
 /// KVS requests if any `--kvs-*` option is given (unset ones take the client's defaults), steered to the
 /// partitions of a `cores`-core server, else the stamp alone; errors name the option.
 fn payload(p: &Params, cores: usize) -> Result<Payload> {
-    if (p.kvs_keys, p.kvs_zipf, p.kvs_get, p.kvs_key_len, p.kvs_value_len) == (None, None, None, None, None) {
+    let given = (p.kvs_keys, p.kvs_zipf, p.kvs_get, p.kvs_key_len, p.kvs_value_len);
+    if given == (None, None, None, None, None) && (p.kvs_hot_keys, p.kvs_hot_share) == (None, None) {
         return Ok(Payload::Stamp);
     }
+    let hot = match (p.kvs_hot_keys, p.kvs_hot_share) {
+        (Some(keys), Some(share)) => Some(HotArea { keys, share }),
+        (None, None) => None,
+        (Some(_), None) => bail!("invalid --kvs-hot-keys: give the hot area's share of requests with --kvs-hot-share"),
+        (None, Some(_)) => bail!("invalid --kvs-hot-share: give the hot area's size with --kvs-hot-keys"),
+    };
     let d = ClientConfig::default();
     let cfg = ClientConfig {
         keys: p.kvs_keys.unwrap_or(d.keys),
@@ -124,6 +131,7 @@ fn payload(p: &Params, cores: usize) -> Result<Payload> {
         get_ratio: p.kvs_get.unwrap_or(d.get_ratio),
         zipf: p.kvs_zipf.or(d.zipf),
         partitions: cores,
+        hot,
     };
     cfg.check_field().map_err(|(field, e)| {
         let name = match field {
@@ -136,8 +144,19 @@ fn payload(p: &Params, cores: usize) -> Result<Payload> {
     Ok(Payload::Kvs(cfg))
 }
 
-fn app_params(p: &Params) -> Result<AppParams> {
-    AppParams::parse(get(&p.app_params, "app-params")?).map_err(|e| anyhow!("invalid --app-params: {e}"))
+/// The app's parameters. A `kvs` server facing the KVS client gets the client's key and value lengths
+/// (for its `preload`) unless they are given.
+fn app_params(p: &Params, payload: &Payload) -> Result<AppParams> {
+    let mut params =
+        AppParams::parse(get(&p.app_params, "app-params")?).map_err(|e| anyhow!("invalid --app-params: {e}"))?;
+    if let (Payload::Kvs(c), "kvs") = (payload, get(&p.app, "app")?.as_str()) {
+        for (key, value) in [("key_len", c.key_len), ("value_len", c.value_len)] {
+            if params.get(key).is_none() {
+                params = params.with(key, value);
+            }
+        }
+    }
+    Ok(params)
 }
 
 /// The engine configuration of resolved parameters (see [`Params::resolved`]).
@@ -148,11 +167,12 @@ pub fn build(p: &Params) -> Result<Config> {
     let duration_v = duration(&p.duration, "duration")?;
     let warmup = duration(&p.warmup, "warmup")?;
     let rate = text(&p.rate, "rate")?;
+    let payload = payload(p, cores)?;
     match get(&p.engine, "engine")? {
         Engine::Live => {
             let parsed: Option<Rate> = (rate != "max").then(|| flag("rate", rate.parse())).transpose()?;
             // With `max` the NIC thread ignores the generator's rate; any valid one will do.
-            let gen_cfg = gen_config(p, parsed.unwrap_or(Rate::Gbps(100.0)), cores)?;
+            let gen_cfg = gen_config(p, parsed.unwrap_or(Rate::Gbps(100.0)), cores, &payload)?;
             let pace = match parsed {
                 None => Pace::Max,
                 Some(Rate::Mpps(m)) => Pace::Pps(m * 1e6),
@@ -166,7 +186,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 design,
                 iface: iface(p)?,
                 app,
-                app_params: app_params(p)?,
+                app_params: app_params(p, &payload)?,
                 traffic,
                 pace,
                 ensogen: p.ensogen.unwrap_or(false),
@@ -187,8 +207,8 @@ pub fn build(p: &Params) -> Result<Config> {
                 iface: iface(p)?,
                 design,
                 app,
-                app_params: app_params(p)?,
-                traffic: gen_config(p, flag("rate", rate.parse())?, cores)?,
+                app_params: app_params(p, &payload)?,
+                traffic: gen_config(p, flag("rate", rate.parse())?, cores, &payload)?,
                 arrivals: match get(&p.arrivals, "arrivals")? {
                     Arrivals::Paced => sim::Arrivals::Paced,
                     Arrivals::Poisson => sim::Arrivals::Poisson,

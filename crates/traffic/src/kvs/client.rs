@@ -39,12 +39,26 @@ pub struct ClientConfig {
     /// Server partitions (one per core) the client steers requests to (MICA §4.1); `rxlab` sets it to
     /// the number of cores.
     pub partitions: usize,
+    /// A hot area instead of Zipf or uniform popularity (nicmem §6.6, Figure 15: "varying the load
+    /// directed at hot items").
+    pub hot: Option<HotArea>,
+}
+
+/// The first `keys` keys take `share` of the requests, uniformly; the other keys take the rest,
+/// uniformly.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HotArea {
+    /// Keys in the hot area (keys `0..keys`).
+    pub keys: u64,
+    /// Share of requests to it, 0..=1.
+    pub share: f64,
 }
 
 impl Default for ClientConfig {
     /// One million "tiny" items (8 B keys and values, Ensō §7.3.3), 50% GET, uniform.
     fn default() -> Self {
-        ClientConfig { keys: 1_000_000, key_len: 8, value_len: 8, get_ratio: 0.5, zipf: None, partitions: 1 }
+        ClientConfig { keys: 1_000_000, key_len: 8, value_len: 8, get_ratio: 0.5, zipf: None, partitions: 1, hot: None }
     }
 }
 
@@ -56,7 +70,7 @@ impl ClientConfig {
     }
 
     /// [`ClientConfig::check`], naming the offending field (`keys`, `partitions`, `key_len`, `value_len`,
-    /// `get_ratio` or `zipf`) apart from the problem.
+    /// `get_ratio`, `zipf`, `hot_keys` or `hot_share`) apart from the problem.
     pub fn check_field(&self) -> Result<(), (&'static str, String)> {
         if self.keys == 0 {
             return Err(("keys", "there must be at least one key".into()));
@@ -73,6 +87,20 @@ impl ClientConfig {
         }
         if !(0.0..=1.0).contains(&self.get_ratio) {
             return Err(("get_ratio", format!("the GET ratio must be within 0 and 1, got {}", self.get_ratio)));
+        }
+        if let Some(h) = self.hot {
+            if self.zipf.is_some() {
+                return Err(("hot_keys", "a hot area replaces Zipf popularity; give one or the other".into()));
+            }
+            if !(1..=self.keys).contains(&h.keys) {
+                return Err(("hot_keys", format!("the hot area must hold 1 to {} keys, got {}", self.keys, h.keys)));
+            }
+            if !(0.0..=1.0).contains(&h.share) || (h.keys == self.keys && h.share < 1.0) {
+                return Err((
+                    "hot_share",
+                    format!("the hot area's share must be within 0 and 1 (1 if it holds every key), got {}", h.share),
+                ));
+            }
         }
         self.zipf_dist().map(|_| ()).map_err(|e| ("zipf", e))
     }
@@ -149,7 +177,11 @@ impl Client {
         let k = match &self.zipf {
             // Zipf samples ranks 1..=keys; rank 1 is the most popular key.
             Some(z) => (z.sample(&mut self.rng) as u64).clamp(1, self.cfg.keys) - 1,
-            None => self.rng.random_range(0..self.cfg.keys),
+            None => match self.cfg.hot {
+                Some(h) if self.rng.random_bool(h.share) => self.rng.random_range(0..h.keys),
+                Some(h) => self.rng.random_range(h.keys..self.cfg.keys),
+                None => self.rng.random_range(0..self.cfg.keys),
+            },
         };
         let op = if self.rng.random_bool(self.cfg.get_ratio) { Op::Get } else { Op::Put };
         self.seq += 1;
@@ -192,6 +224,15 @@ mod tests {
         assert!((900..1800).contains(&top), "{top}");
         assert_eq!(c.frame(Op::Get, 0, 0).len(), 42 + 12 + 8);
         assert!(Client::new(ClientConfig { key_len: 4, ..ClientConfig::default() }, 0).is_err());
+        // A hot area of 10 keys taking 90% of requests.
+        let hot = Some(HotArea { keys: 10, share: 0.9 });
+        let mut c = Client::new(ClientConfig { keys: 1000, hot, ..ClientConfig::default() }, 4).unwrap();
+        let in_hot = (0..10_000).filter(|_| c.next_op().1 < 10).count();
+        assert!((8800..9200).contains(&in_hot), "{in_hot}");
+        let bad = |hot| ClientConfig { keys: 1000, hot: Some(hot), ..ClientConfig::default() }.check_field();
+        assert_eq!(bad(HotArea { keys: 1001, share: 0.5 }).unwrap_err().0, "hot_keys");
+        assert_eq!(bad(HotArea { keys: 10, share: 1.5 }).unwrap_err().0, "hot_share");
+        assert_eq!(bad(HotArea { keys: 1000, share: 0.5 }).unwrap_err().0, "hot_share");
         assert!(Client::new(ClientConfig { key_len: 4000, ..ClientConfig::default() }, 0).is_err());
     }
 }
