@@ -234,3 +234,42 @@ fn kvs_requests_reach_the_kvs_app_and_responses_are_timed_in_both_engines() {
     fails(&["run", "--app", "kvs", "--kvs-get", "2"], &["--kvs-get"]);
     fails(&["run", "--app", "kvs", "--kvs-key-len", "3"], &["--kvs-key-len"]);
 }
+
+#[test]
+fn nmkvs_serves_hot_items_zero_copy_in_both_engines() {
+    let report = |args: &[&str]| -> serde_json::Value { serde_json::from_str(&ok(args)).unwrap() };
+    let common = [
+        "run",
+        "--iface",
+        "nicmem-host",
+        "--app",
+        "kvs",
+        "--app-params",
+        "log=4MiB,preload=2000,hot=64,epoch=512",
+        "--kvs-keys",
+        "2000",
+        "--kvs-value-len",
+        "512",
+        "--kvs-get",
+        "0.9",
+        "--kvs-hot-keys",
+        "64",
+        "--kvs-hot-share",
+        "0.9",
+        "--json",
+    ];
+    let live = report(&[&common[..], &["--duration", "200ms"]].concat());
+    let sim =
+        report(&[&common[..], &["--engine", "sim", "--cores", "2", "--duration", "1ms", "--warmup", "1ms"]].concat());
+    // Both runs succeeded, so every invariant held, the leak of a NIC memory reference included.
+    let zero_copy = |r: &serde_json::Value| match r["engine"].as_str() {
+        Some("live") => r["per_core"][0]["metrics"]["hot_zero_copy"].as_f64(),
+        _ => r["app_metrics"]["hot_zero_copy"].as_f64(),
+    };
+    for r in [&live, &sim] {
+        assert!(zero_copy(r).unwrap() > 100.0, "{r}");
+        assert!(r["latency"]["count"].as_u64().unwrap() > 0, "{r}");
+    }
+    fails(&["run", "--app", "kvs", "--app-params", "hot=8"], &["kvs", "hot=N", "nicmem-host"]);
+    fails(&["run", "--app", "kvs", "--kvs-hot-keys", "8"], &["--kvs-hot-keys", "--kvs-hot-share"]);
+}
