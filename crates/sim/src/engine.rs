@@ -183,6 +183,7 @@ pub fn run_design<D: Design, A: App>(
     let mut source = Generator::new(&cfg.traffic)?;
     let reta = IndirectionTable::round_robin(cores).map_err(|message| SimError::Config { option: "cores", message })?;
     let mut m = Machine::new(profile, cores, (arena.base_addr(), arena.size()));
+    m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
     let mut nic = Nic::new(profile);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     let mut q = Queue::new();

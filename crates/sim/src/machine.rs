@@ -6,6 +6,7 @@ use crate::nic::Streams;
 use crate::pcie::Pcie;
 use crate::profile::Profile;
 use rustc_hash::FxHashMap;
+use std::ops::Range;
 
 /// Hardware of one simulated server.
 #[derive(Debug)]
@@ -28,6 +29,9 @@ pub struct Machine {
     pub cycle_ps_f: f64,
     /// A locked read-modify-write's cost beyond its access, ps.
     pub atomic_ps: u64,
+    /// Host addresses of the NIC's own memory (nicmem §4.1), empty if the design has none: NIC accesses
+    /// to it stay on the NIC, core accesses cross PCIe uncached ([`crate::probe`]).
+    pub nicmem: Range<usize>,
 }
 
 impl Machine {
@@ -44,6 +48,7 @@ impl Machine {
             cycle_ps: cycle.round() as u64,
             cycle_ps_f: cycle,
             atomic_ps: (f64::from(p.cpu.atomic_cycles) * cycle) as u64,
+            nicmem: 0..0,
         }
     }
 

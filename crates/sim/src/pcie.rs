@@ -169,6 +169,18 @@ impl Pcie {
         now + self.wire_ps(wire) + self.write_latency_ps
     }
 
+    /// A core reads `len` bytes of device memory at `now` (an uncached load, nicmem §2: "reads are
+    /// uncached"): a read request towards the device and a completion back, one PCIe round trip.
+    /// Counted on the link but, like doorbells, not queued behind DMA. Returns when the data is at the
+    /// core.
+    #[inline]
+    pub fn mmio_read(&mut self, now: u64, len: u64) -> u64 {
+        self.to_device.stats.wire_bytes += self.request_wire(len);
+        self.to_host.stats.wire_bytes += self.completion_wire(len);
+        self.to_host.stats.payload_bytes += len;
+        now + (self.read_base_ps + self.read_per_byte_ps * len as f64) as u64
+    }
+
     /// Counters towards the host and towards the device.
     pub fn stats(&self) -> (DirStats, DirStats) {
         (self.to_host.stats, self.to_device.stats)

@@ -13,6 +13,10 @@
 //!   ahead of need, so its latency is hidden ([`crate::nic::Streams`]). What stalls is a jump: RxList's
 //!   linked descriptors, a ring's wrap to slot 0, a ring's first fetch.
 //! - MMIO writes (doorbells) cross PCIe towards the device; the core does not wait for them.
+//! - NIC memory (nicmem §4.1, [`Machine::nicmem`]): the NIC reads and writes it without crossing PCIe
+//!   or touching host caches (no cost beyond its pipeline time); a core's reads of it are uncached, one
+//!   PCIe round trip per 64-byte line, serialized as uncached loads are; its writes are write-combined,
+//!   posted towards the device a line at a time, a cycle per line for the core (nicmem §2).
 //!
 //! Cycles are charged to the current [`Phase`]. Work reported by the NIC side is not charged (the NIC's
 //! pipeline time is a per-packet cost of the NIC model).
@@ -88,8 +92,27 @@ impl<'m> SimProbe<'m> {
         self.phase_ps[self.phase as usize] += ps;
     }
 
+    /// A core's access to NIC memory (see the module documentation).
+    #[cold]
+    fn core_nicmem(&mut self, len: usize, access: Access) {
+        let lines = len.max(1).div_ceil(64) as u64;
+        if access == Access::Read {
+            let mut now = self.now;
+            for i in 0..lines {
+                now = self.m.pcie.mmio_read(now, 64.min(len as u64 - i * 64));
+            }
+            self.charge(now - self.now);
+        } else {
+            self.m.pcie.mmio_write(self.now, len as u64);
+            self.charge(lines * self.m.cycle_ps);
+        }
+    }
+
     #[inline]
     fn core_touch(&mut self, core: usize, addr: usize, len: usize, access: Access) {
+        if self.m.nicmem.contains(&addr) {
+            return self.core_nicmem(len, access);
+        }
         let op = if access == Access::Read { Op::Read } else { Op::Write };
         let (mem, now) = (&mut self.m.mem, self.now);
         let mut worst = 0;
@@ -104,6 +127,13 @@ impl<'m> SimProbe<'m> {
     #[inline]
     fn dma(&mut self, addr: usize, len: usize, access: Access) {
         let now = self.now;
+        if self.m.nicmem.contains(&addr) {
+            // On the NIC: nothing crosses PCIe; a read's data is at hand now.
+            if access == Access::Read {
+                self.last_dma_read = Some((addr, addr + len, now));
+            }
+            return;
+        }
         let mem = &mut self.m.mem;
         if access == Access::Read {
             let mut missed = false;

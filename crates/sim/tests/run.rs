@@ -53,3 +53,21 @@ fn bad_inputs_are_named() {
     c.warmup_ps = c.duration_ps;
     assert!(err(c).contains("--warmup"));
 }
+
+/// nicmem (002 §4.1): with the payload in NIC memory (`nmnfv-`) only headers cross PCIe, both ways, so
+/// the PCIe goodput per packet falls from the whole frame to about the split offset.
+#[test]
+fn nicmem_payloads_stay_on_the_nic() {
+    let goodput = |design: &str| {
+        let mut c = config(2, 10.0, 1518, 300);
+        c.design = design.into();
+        let r = run(&c).unwrap();
+        assert!(r.drops.is_empty(), "{design}: {:?}", r.drops);
+        let per_pkt = |gbps: f64| gbps * 1e9 / 8.0 / (r.throughput.mpps * 1e6);
+        (per_pkt(r.pcie.to_host.goodput_gbps), per_pkt(r.pcie.to_device.goodput_gbps))
+    };
+    let (host_in, host_out) = goodput("nicmem-host");
+    let (nm_in, nm_out) = goodput("nmnfv-");
+    assert!(host_in > 1500.0 && host_out > 1500.0, "{host_in} {host_out}");
+    assert!(nm_in < 250.0 && nm_out < 250.0, "{nm_in} {nm_out}");
+}
