@@ -55,18 +55,20 @@ impl AddrMap {
         }
     }
 
-    /// Call `f` with each simulated line that `len` bytes at host address `addr` cover, in address order
-    /// (consecutive duplicates merged); returns how many.
+    /// Call `f` with each run of consecutive simulated lines (first line, count) that `len` bytes at
+    /// host address `addr` cover, in address order; returns how many lines in all. An arena range is
+    /// one run.
     #[inline]
-    pub fn lines(&mut self, addr: usize, len: usize, mut f: impl FnMut(u64)) -> u64 {
+    pub fn runs(&mut self, addr: usize, len: usize, mut f: impl FnMut(u64, u64)) -> u64 {
         let len = len.max(1);
         let off = addr.wrapping_sub(self.arena.0);
         if off < self.arena.1 {
             let (a, b) = ((off / 64) as u64, ((off + len - 1) / 64) as u64);
-            (a..=b).for_each(|l| f(ARENA_LINE + l));
+            f(ARENA_LINE + a, b - a + 1);
             return b - a + 1;
         }
-        let (mut prev, mut n) = (u64::MAX, 0);
+        // The current run (first line, length) and the last line seen.
+        let (mut run, mut prev, mut n) = ((0, 0), u64::MAX, 0);
         let (first, last) = (addr / CHUNK, (addr + len - 1) / CHUNK);
         let mut chunk = first;
         while chunk <= last {
@@ -80,14 +82,23 @@ impl AddrMap {
                     self.next += 1;
                 }
                 let line = (HEAP_CHUNK + u64::from(*slot)) / 4;
-                if line != prev {
-                    f(line);
-                    prev = line;
-                    n += 1;
+                if line == prev {
+                    continue;
                 }
+                if n > 0 && line == prev + 1 {
+                    run.1 += 1;
+                } else {
+                    if n > 0 {
+                        f(run.0, run.1);
+                    }
+                    run = (line, 1);
+                }
+                prev = line;
+                n += 1;
             }
             chunk = end + 1;
         }
+        f(run.0, run.1);
         n
     }
 
@@ -112,7 +123,8 @@ mod tests {
 
     fn lines(m: &mut AddrMap, addr: usize, len: usize) -> Vec<u64> {
         let mut v = Vec::new();
-        m.lines(addr, len, |l| v.push(l));
+        let n = m.runs(addr, len, |first, n| v.extend(first..first + n));
+        assert_eq!(n, v.len() as u64);
         v
     }
 

@@ -65,12 +65,48 @@ pub struct Evicted {
     pub flag_a: bool,
 }
 
+/// A line found by [`SetAssoc::access`]: where it is and its state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hit {
+    /// Its slot.
+    pub slot: Slot,
+    /// Whether it is dirty.
+    pub dirty: bool,
+    /// Flag A.
+    pub flag_a: bool,
+    /// Flag B.
+    pub flag_b: bool,
+}
+
 /// A set-associative array of `sets` x `ways` lines.
 #[derive(Debug, Clone)]
 pub struct SetAssoc {
     set_bits: u32,
     ways: usize,
     sets: Vec<Set>,
+}
+
+impl Set {
+    /// The way holding `tag`, if any: one vector compare over the tag line.
+    #[inline(always)]
+    fn way_of(&self, tag: u32) -> Option<u32> {
+        let mut hits = 0u32;
+        for (w, &t) in self.tags.iter().enumerate() {
+            hits |= u32::from(t == tag) << w;
+        }
+        (hits != 0).then(|| hits.trailing_zeros())
+    }
+
+    /// Make `way` the most recently used.
+    #[inline(always)]
+    fn touch(&mut self, way: u32) {
+        let age = &mut self.meta.age;
+        let a = age[way as usize & (MAX_WAYS - 1)];
+        for x in age.iter_mut() {
+            *x += u8::from(*x < a);
+        }
+        age[way as usize & (MAX_WAYS - 1)] = 0;
+    }
 }
 
 impl SetAssoc {
@@ -97,7 +133,7 @@ impl SetAssoc {
 
     #[inline(always)]
     fn split(&self, line: u64) -> (usize, u32) {
-        let set = (line & ((1 << self.set_bits) - 1)) as usize;
+        let set = line as usize & (self.sets.len() - 1);
         let tag = line >> self.set_bits;
         debug_assert!(tag < u64::from(INVALID), "line {line:#x} does not fit a 32-bit tag");
         (set, tag as u32)
@@ -107,66 +143,74 @@ impl SetAssoc {
     #[inline(always)]
     pub fn find(&self, line: u64) -> Option<Slot> {
         let (set, tag) = self.split(line);
-        let tags = &self.sets[set].tags;
-        let mut hits = 0u32;
-        for (w, &t) in tags.iter().enumerate() {
-            hits |= u32::from(t == tag) << w;
-        }
-        (hits != 0).then(|| Slot { set: set as u32, way: hits.trailing_zeros() })
+        self.sets[set].way_of(tag).map(|way| Slot { set: set as u32, way })
     }
 
-    /// Make `s` the most recently used line of its set.
+    /// Look `line` up and, if cached, make it the most recently used line of its set.
     #[inline(always)]
-    pub fn touch(&mut self, s: Slot) {
-        let age = &mut self.sets[s.set as usize].meta.age;
-        let a = age[s.way as usize];
-        for x in age.iter_mut() {
-            *x += u8::from(*x < a);
-        }
-        age[s.way as usize] = 0;
+    pub fn access(&mut self, line: u64) -> Option<Hit> {
+        let (set, tag) = self.split(line);
+        let s = &mut self.sets[set];
+        let way = s.way_of(tag)?;
+        s.touch(way);
+        let m = &s.meta;
+        Some(Hit {
+            slot: Slot { set: set as u32, way },
+            dirty: m.dirty >> way & 1 != 0,
+            flag_a: m.flag_a >> way & 1 != 0,
+            flag_b: m.flag_b >> way & 1 != 0,
+        })
     }
 
-    /// The way to replace in the set of `line` among the ways in `mask` (non-empty): an invalid way if
-    /// there is one, else the least recently used.
+    /// Put `line` (not cached) in its set as the most recently used line, with both flags clear,
+    /// replacing a way of `mask` (non-empty): an invalid one if there is one, else the least recently
+    /// used. Returns its slot and the line it replaced.
+    ///
+    /// The ages of a set's ways are always a permutation of `0..ways` (fills and touches keep it so), so
+    /// the least recently used of all ways is the one aged `ways - 1`, found with one vector compare; a
+    /// narrower mask (the DDIO ways) scans only its own ways.
     #[inline]
-    pub fn victim(&self, line: u64, mask: u16) -> Slot {
-        let (set, _) = self.split(line);
-        let m = &self.sets[set].meta;
+    pub fn install(&mut self, line: u64, mask: u16, dirty: bool) -> (Slot, Option<Evicted>) {
+        let (set, tag) = self.split(line);
+        let (set_bits, oldest, all) = (self.set_bits, (self.ways - 1) as u8, self.all_ways());
+        let s = &mut self.sets[set];
+        let m = &s.meta;
         let free = mask & !m.valid;
         let way = if free != 0 {
             free.trailing_zeros()
+        } else if mask == all {
+            let mut at = 0u32;
+            for (w, &a) in m.age.iter().enumerate() {
+                at |= u32::from(a == oldest) << w;
+            }
+            at.trailing_zeros()
         } else {
-            let mut best = (0u8, 0u32);
-            for w in 0..self.ways as u32 {
-                if mask & (1 << w) != 0 && m.age[w as usize] >= best.0 {
-                    best = (m.age[w as usize], w);
+            let (mut rest, mut best) = (mask, (0u8, 0u32));
+            while rest != 0 {
+                let w = rest.trailing_zeros();
+                rest &= rest - 1;
+                let a = m.age[w as usize & (MAX_WAYS - 1)];
+                if a >= best.0 {
+                    best = (a, w);
                 }
             }
             best.1
         };
-        Slot { set: set as u32, way }
-    }
-
-    /// Put `line` in slot `s` as most recently used, returning the line it replaces.
-    #[inline]
-    pub fn fill(&mut self, s: Slot, line: u64, dirty: bool) -> Option<Evicted> {
-        let (set, tag) = self.split(line);
-        debug_assert_eq!(set, s.set as usize);
-        let bit = 1u16 << s.way;
-        let set_bits = self.set_bits;
-        let Set { tags, meta: m } = &mut self.sets[set];
+        let bit = 1u16 << way;
+        let w = way as usize & (MAX_WAYS - 1);
+        let m = &mut s.meta;
         let old = (m.valid & bit != 0).then(|| Evicted {
-            line: (u64::from(tags[s.way as usize]) << set_bits) | set as u64,
+            line: (u64::from(s.tags[w]) << set_bits) | set as u64,
             dirty: m.dirty & bit != 0,
             flag_a: m.flag_a & bit != 0,
         });
-        tags[s.way as usize] = tag;
+        s.tags[w] = tag;
         m.valid |= bit;
         m.dirty = (m.dirty & !bit) | if dirty { bit } else { 0 };
         m.flag_a &= !bit;
         m.flag_b &= !bit;
-        self.touch(s);
-        old
+        s.touch(way);
+        (Slot { set: set as u32, way }, old)
     }
 
     /// Drop the line in `s`; returns whether it was dirty.
@@ -175,7 +219,7 @@ impl SetAssoc {
         let bit = 1u16 << s.way;
         let Set { tags, meta: m } = &mut self.sets[s.set as usize];
         let dirty = m.dirty & bit != 0;
-        tags[s.way as usize] = INVALID;
+        tags[s.way as usize & (MAX_WAYS - 1)] = INVALID;
         m.valid &= !bit;
         m.dirty &= !bit;
         m.flag_a &= !bit;
@@ -209,17 +253,22 @@ impl SetAssoc {
         m.flag_a = (m.flag_a & !(1 << s.way)) | (u16::from(on) << s.way);
     }
 
-    /// Flag B of `s`.
-    #[inline(always)]
-    pub fn flag_b(&self, s: Slot) -> bool {
-        self.sets[s.set as usize].meta.flag_b & (1 << s.way) != 0
-    }
-
     /// Set or clear flag B of `s`.
     #[inline(always)]
     pub fn set_flag_b(&mut self, s: Slot, on: bool) {
         let m = &mut self.sets[s.set as usize].meta;
         m.flag_b = (m.flag_b & !(1 << s.way)) | (u16::from(on) << s.way);
+    }
+
+    /// Set the dirty bit and both flags of `s` at once.
+    #[inline(always)]
+    pub fn set_state(&mut self, s: Slot, dirty: bool, flag_a: bool, flag_b: bool) {
+        let m = &mut self.sets[s.set as usize].meta;
+        let bit = 1u16 << s.way;
+        let put = |v: u16, on: bool| (v & !bit) | if on { bit } else { 0 };
+        m.dirty = put(m.dirty, dirty);
+        m.flag_a = put(m.flag_a, flag_a);
+        m.flag_b = put(m.flag_b, flag_b);
     }
 
     /// Lines currently valid (for tests and reports).
@@ -242,13 +291,11 @@ mod tests {
         let mut c = SetAssoc::new(4, 4);
         for i in 0..4 {
             let l = same_set(4, i);
-            let v = c.victim(l, c.all_ways());
-            assert_eq!(c.fill(v, l, false), None);
+            assert_eq!(c.install(l, c.all_ways(), false).1, None);
         }
         // Touch line 0 again: line 1 is now the LRU.
-        c.touch(c.find(0).unwrap());
-        let v = c.victim(same_set(4, 9), c.all_ways());
-        let ev = c.fill(v, same_set(4, 9), false).unwrap();
+        assert!(c.access(0).is_some());
+        let ev = c.install(same_set(4, 9), c.all_ways(), false).1.unwrap();
         assert_eq!(ev.line, same_set(4, 1));
         assert!(c.find(same_set(4, 1)).is_none());
         assert!(c.find(0).is_some() && c.find(same_set(4, 9)).is_some());
@@ -260,10 +307,8 @@ mod tests {
         let mut c = SetAssoc::new(2, 4);
         let high = 0b1100;
         for i in 0..3 {
-            let l = same_set(2, i);
-            let v = c.victim(l, high);
+            let (v, _) = c.install(same_set(2, i), high, true);
             assert!(v.way >= 2);
-            c.fill(v, l, true);
         }
         // Three fills into two ways: the first line was evicted dirty.
         assert!(c.find(0).is_none());
@@ -275,17 +320,31 @@ mod tests {
     }
 
     #[test]
+    fn a_full_set_evicts_its_oldest_way_after_masked_fills_and_touches() {
+        let mut c = SetAssoc::new(1, 4);
+        for i in 0..4 {
+            c.install(i, c.all_ways(), false);
+        }
+        // Lines 4 and 5 replace the older of ways 2 and 3 each time; then line 1 is touched.
+        c.install(4, 0b1100, true);
+        c.install(5, 0b1100, false);
+        let hit = c.access(1).unwrap();
+        assert_eq!((hit.slot.way, hit.dirty, hit.flag_a, hit.flag_b), (1, false, false, false));
+        // Recency is now 1, 5, 4, 0 (most recent first): the whole set's victim is line 0, then 4.
+        assert_eq!(c.install(6, c.all_ways(), false).1.map(|e| e.line), Some(0));
+        let ev = c.install(7, c.all_ways(), false).1.unwrap();
+        assert_eq!((ev.line, ev.dirty), (4, true));
+    }
+
+    #[test]
     fn line_addresses_round_trip_through_tags() {
         let mut c = SetAssoc::new(1024, 16);
         let line = 0x7f12_3456_789a_u64 >> 6;
-        let v = c.victim(line, c.all_ways());
-        c.fill(v, line, false);
+        c.install(line, c.all_ways(), false);
         for i in 1..16 {
-            let l = line + i * 1024;
-            c.fill(c.victim(l, c.all_ways()), l, false);
+            c.install(line + i * 1024, c.all_ways(), false);
         }
-        let l = line + 16 * 1024;
-        let ev = c.fill(c.victim(l, c.all_ways()), l, false).unwrap();
+        let ev = c.install(line + 16 * 1024, c.all_ways(), false).1.unwrap();
         assert_eq!(ev.line, line);
     }
 }

@@ -60,7 +60,7 @@ const REORDER_WINDOW: usize = 1 << 12;
 struct CoreState<'c> {
     rx: Vec<Packet<'c>>,
     tx: Vec<Packet<'c>>,
-    /// Time of the poll that is scheduled (events at other times are stale).
+    /// Time of the core's pending event (its poll or transmit burst), if any.
     scheduled: Option<u64>,
     /// Set while the core idles: (start of the empty poll, its length).
     idle: Option<(u64, u64)>,
@@ -186,7 +186,7 @@ pub fn run_design<D: Design, A: App>(
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
     let mut nic = Nic::new(profile);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-    let mut q = Queue::new();
+    let mut q = Queue::new(cores);
     let win = Window(cfg.warmup_ps, cfg.duration_ps);
     let mut c = Counters { polls: vec![0; cores], ..Counters::default() };
     let mut hist = LatencyHistogram::new();
@@ -327,9 +327,7 @@ pub fn run_design<D: Design, A: App>(
                 }
             }
             Event::NicTx => {
-                if nic.tx_wake != Some(t) {
-                    continue;
-                }
+                debug_assert_eq!(nic.tx_wake, Some(t), "the queue keeps only the latest schedule");
                 nic.tx_wake = None;
                 let start = t.max(nic.tx_free);
                 let batch = nic.tx_batch;
@@ -359,9 +357,7 @@ pub fn run_design<D: Design, A: App>(
             Event::Core(i) => {
                 let i = usize::from(i);
                 let st = &mut core_state[i];
-                if st.scheduled != Some(t) {
-                    continue;
-                }
+                debug_assert_eq!(st.scheduled, Some(t), "the queue keeps only the latest schedule");
                 st.scheduled = None;
                 if let Some((since, period)) = st.idle.take() {
                     c.idle_ps += win.overlap(since, t);
@@ -414,9 +410,7 @@ pub fn run_design<D: Design, A: App>(
             Event::CoreTx(i) => {
                 let i = usize::from(i);
                 let st = &mut core_state[i];
-                if st.scheduled != Some(t) {
-                    continue;
-                }
+                debug_assert_eq!(st.scheduled, Some(t), "the queue keeps only the latest schedule");
                 let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
                 let queued = drivers[i].tx_burst(&mut probe, &ctxs[i], &mut st.tx);
                 let step = probe.finish();
@@ -431,9 +425,6 @@ pub fn run_design<D: Design, A: App>(
         }
     }
 
-    if std::env::var_os("SIM_DEBUG_STATS").is_some() {
-        eprintln!("{:?} events {}", m.mem.stats, q.processed);
-    }
     // End of run: the invariants (DESIGN.md, "Invariants"), then the report.
     let occupancy = device.occupancy();
     if pending.is_some() || occupancy.used > 0 || device.tx_pending() > 0 {

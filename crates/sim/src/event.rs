@@ -1,8 +1,13 @@
-//! The event queue: a binary heap ordered by (time, sequence number), so events at the same virtual
-//! time run in the order they were scheduled and every run with the same inputs is identical.
-
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+//! The event queue: at most one pending event per agent, ordered by (time, sequence number), so events
+//! at the same virtual time run in the order they were scheduled and every run with the same inputs is
+//! identical.
+//!
+//! Every agent (the NIC's receive pipeline and transmit engine, each core, the window and the sampler)
+//! waits for one thing at a time, so scheduling an agent again replaces its pending event: a core woken
+//! early no longer leaves its later poll behind as a stale event. The queue is a tournament tree over
+//! the agents: scheduling replays one leaf-to-root path (five comparisons for the 21 agents of a
+//! 16-core run), and so does popping, deferred to the next use of the queue so that the usual pop of an
+//! agent followed by scheduling it again replays once. It never allocates.
 
 /// What happens at an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,64 +28,106 @@ pub enum Event {
     Sample,
 }
 
-/// A min-queue of events.
-#[derive(Debug, Default)]
-pub struct Queue {
-    heap: BinaryHeap<Reverse<(u64, u64, Slot)>>,
-    seq: u64,
-    /// Events popped so far.
-    pub processed: u64,
-}
-
-/// An event packed for the heap: the ordering looks only at time and sequence.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Slot(u32);
-
-impl Slot {
-    fn pack(e: Event) -> Slot {
-        Slot(match e {
+impl Event {
+    /// The agent that waits for this event: a core's poll and its transmit burst are one agent.
+    fn agent(self) -> usize {
+        match self {
             Event::NicRx => 0,
             Event::NicTx => 1,
             Event::WindowStart => 2,
             Event::WindowEnd => 3,
             Event::Sample => 4,
-            Event::Core(c) => 6 + 2 * u32::from(c),
-            Event::CoreTx(c) => 7 + 2 * u32::from(c),
-        })
-    }
-
-    fn unpack(self) -> Event {
-        match self.0 {
-            0 => Event::NicRx,
-            1 => Event::NicTx,
-            2 => Event::WindowStart,
-            3 => Event::WindowEnd,
-            4 => Event::Sample,
-            c if c % 2 == 0 => Event::Core(((c - 6) / 2) as u16),
-            c => Event::CoreTx(((c - 7) / 2) as u16),
+            Event::Core(c) | Event::CoreTx(c) => FIXED + usize::from(c),
         }
     }
 }
 
+/// Agents other than the cores.
+const FIXED: usize = 5;
+/// The key of an agent with nothing pending: after every real event.
+const NONE: u128 = u128::MAX;
+
+/// A min-queue of events, one per agent.
+#[derive(Debug)]
+pub struct Queue {
+    /// Tournament tree of (key, agent): node `i` (from 1) holds the earliest pending event below it,
+    /// node `leaves + a` agent `a`'s own. A key is the event's time above its sequence number, so one
+    /// integer compare orders events; an agent with nothing pending has the key [`NONE`].
+    tree: Vec<(u128, u32)>,
+    /// Per agent: its pending event.
+    events: Vec<Event>,
+    leaves: usize,
+    /// The agent last popped, whose path is replayed only when the queue is next used (usually by
+    /// scheduling that same agent again, which replays the path anyway), or `usize::MAX`.
+    popped: usize,
+    seq: u64,
+    /// Events popped so far.
+    pub processed: u64,
+}
+
 impl Queue {
-    /// An empty queue.
-    pub fn new() -> Queue {
-        Queue::default()
+    /// An empty queue for a run with `cores` cores.
+    pub fn new(cores: usize) -> Queue {
+        let leaves = (FIXED + cores).next_power_of_two();
+        let mut tree = vec![(NONE, 0); 2 * leaves];
+        for (a, leaf) in tree[leaves..].iter_mut().enumerate() {
+            leaf.1 = a as u32;
+        }
+        // Nothing is pending: each match goes to the leftmost agent below it. Padding leaves stay NONE.
+        for node in (1..leaves).rev() {
+            tree[node] = tree[2 * node];
+        }
+        Queue { tree, events: vec![Event::NicRx; leaves], leaves, popped: usize::MAX, seq: 0, processed: 0 }
     }
 
-    /// Schedule `e` at `time` ps.
+    /// Replay agent `a`'s matches from its leaf to the root.
+    #[inline]
+    fn replay(&mut self, a: usize) {
+        let mut node = self.leaves + a;
+        let mut win = self.tree[node];
+        while node > 1 {
+            let other = self.tree[node ^ 1];
+            if other.0 < win.0 {
+                win = other;
+            }
+            node /= 2;
+            self.tree[node] = win;
+        }
+    }
+
+    /// Replay the path of the agent last popped, unless it is `next`, which is about to be replayed.
+    #[inline]
+    fn settle(&mut self, next: usize) {
+        let a = std::mem::replace(&mut self.popped, usize::MAX);
+        if a != usize::MAX && a != next {
+            self.replay(a);
+        }
+    }
+
+    /// Schedule `e` at `time` ps, replacing what its agent had pending.
     #[inline]
     pub fn push(&mut self, time: u64, e: Event) {
-        self.heap.push(Reverse((time, self.seq, Slot::pack(e))));
+        let a = e.agent();
+        self.settle(a);
+        self.tree[self.leaves + a].0 = (u128::from(time) << 64) | u128::from(self.seq);
+        self.events[a] = e;
         self.seq += 1;
+        self.replay(a);
     }
 
     /// The earliest event.
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, Event)> {
-        let Reverse((t, _, s)) = self.heap.pop()?;
+        self.settle(usize::MAX);
+        let (key, a) = self.tree[1];
+        if key == NONE {
+            return None;
+        }
+        let a = a as usize;
+        self.tree[self.leaves + a].0 = NONE;
+        self.popped = a;
         self.processed += 1;
-        Some((t, s.unpack()))
+        Some(((key >> 64) as u64, self.events[a]))
     }
 }
 
@@ -90,7 +137,7 @@ mod tests {
 
     #[test]
     fn time_order_then_schedule_order() {
-        let mut q = Queue::new();
+        let mut q = Queue::new(8);
         q.push(5, Event::Core(3));
         q.push(1, Event::NicTx);
         q.push(5, Event::NicRx);
@@ -110,5 +157,17 @@ mod tests {
             ]
         );
         assert_eq!(q.processed, 6);
+    }
+
+    #[test]
+    fn scheduling_an_agent_again_replaces_its_event() {
+        let mut q = Queue::new(2);
+        q.push(9, Event::Core(1));
+        q.push(4, Event::Core(0));
+        q.push(3, Event::Core(1));
+        q.push(7, Event::CoreTx(0));
+        assert_eq!(q.pop(), Some((3, Event::Core(1))));
+        assert_eq!(q.pop(), Some((7, Event::CoreTx(0))));
+        assert_eq!(q.pop(), None);
     }
 }

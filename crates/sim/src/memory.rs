@@ -105,13 +105,12 @@ impl Memory {
     #[inline]
     pub fn cpu_access(&mut self, core: usize, line: u64, op: Op, now: u64) -> u64 {
         let write = op == Op::Write;
-        if let Some(s) = self.l1[core].find(line) {
+        if let Some(h) = self.l1[core].access(line) {
             self.stats.l1.0 += 1;
-            self.l1[core].touch(s);
             let mut cost = self.lat.l1;
-            if write && !self.l1[core].dirty(s) {
+            if write && !h.dirty {
                 cost += self.upgrade(core, line);
-                self.l1[core].set_dirty(s, true);
+                self.l1[core].set_dirty(h.slot, true);
                 if let Some(s2) = self.l2[core].find(line) {
                     self.l2[core].set_dirty(s2, true);
                 }
@@ -119,13 +118,12 @@ impl Memory {
             return cost;
         }
         self.stats.l1.1 += 1;
-        let cost = if let Some(s) = self.l2[core].find(line) {
+        let cost = if let Some(h) = self.l2[core].access(line) {
             self.stats.l2.0 += 1;
-            self.l2[core].touch(s);
             let mut cost = self.lat.l2;
-            if write && !self.l2[core].dirty(s) {
+            if write && !h.dirty {
                 cost += self.upgrade(core, line);
-                self.l2[core].set_dirty(s, true);
+                self.l2[core].set_dirty(h.slot, true);
             }
             cost
         } else {
@@ -134,9 +132,9 @@ impl Memory {
             self.fill_l2(core, line, write, now);
             cost
         };
-        let v = self.l1[core].victim(line, self.l1[core].all_ways());
         // L1 evictions are silent: L2 holds every L1 line with its dirty state mirrored.
-        self.l1[core].fill(v, line, write);
+        let l1 = &mut self.l1[core];
+        l1.install(line, l1.all_ways(), write);
         cost
     }
 
@@ -163,15 +161,16 @@ impl Memory {
     }
 
     /// An L2 miss of `core`: serve it from the LLC, another core, or DRAM.
+    #[inline]
     fn llc_access(&mut self, core: usize, line: u64, write: bool, now: u64) -> u64 {
         let me = 1u32 << core;
-        if let Some(s) = self.llc.find(line) {
+        if let Some(h) = self.llc.access(line) {
             self.stats.llc.0 += 1;
-            self.llc.touch(s);
-            let held = self.sharers_of(s);
+            let s = h.slot;
+            let held = if h.flag_a { self.sharers[s.index()] } else { 0 };
             let others = held & !me;
-            let mut cost = self.lat.llc;
-            if self.llc.flag_b(s) && others != 0 {
+            let (mut cost, mut dirty, mut modified) = (self.lat.llc, h.dirty, h.flag_b);
+            if h.flag_b && others != 0 {
                 // Modified in another core: it supplies the line.
                 self.stats.transfers += 1;
                 cost = self.lat.transfer;
@@ -179,34 +178,33 @@ impl Memory {
                     self.invalidate_cores(others, line);
                 } else {
                     self.clean_core(others.trailing_zeros() as usize, line);
-                    self.llc.set_dirty(s, true);
-                    self.llc.set_flag_b(s, false);
+                    (dirty, modified) = (true, false);
                 }
             } else if write && others != 0 {
                 self.stats.invalidations += 1;
                 self.invalidate_cores(others, line);
             }
             self.sharers[s.index()] = if write { me } else { held | me };
-            self.llc.set_flag_a(s, true);
-            if write {
-                self.llc.set_flag_b(s, true);
-            }
+            self.llc.set_state(s, dirty, true, modified || write);
             return cost;
         }
         self.stats.llc.1 += 1;
         let cost = self.lat.llc + self.dram.latency_ps(now);
         self.dram.transfer(now, LINE as u64, false);
-        let s = self.llc_install(line, self.llc.all_ways(), false, now);
+        let (s, wb) = self.llc_install(line, self.llc.all_ways(), false);
+        if wb {
+            self.dram.transfer(now, LINE as u64, true);
+        }
         self.sharers[s.index()] = me;
-        self.llc.set_flag_a(s, true);
-        self.llc.set_flag_b(s, write);
+        self.llc.set_state(s, false, true, write);
         cost
     }
 
     /// Put `line` into this core's L2, handling the line it replaces.
+    #[inline]
     fn fill_l2(&mut self, core: usize, line: u64, dirty: bool, now: u64) {
-        let v = self.l2[core].victim(line, self.l2[core].all_ways());
-        let Some(ev) = self.l2[core].fill(v, line, dirty) else { return };
+        let l2 = &mut self.l2[core];
+        let Some(ev) = l2.install(line, l2.all_ways(), dirty).1 else { return };
         // Keep L1 within L2.
         if let Some(s1) = self.l1[core].find(ev.line) {
             self.l1[core].invalidate(s1);
@@ -215,10 +213,10 @@ impl Memory {
             Some(s) => {
                 let left = self.sharers_of(s) & !(1 << core);
                 self.sharers[s.index()] = left;
-                self.llc.set_flag_a(s, left != 0);
                 if ev.dirty {
-                    self.llc.set_dirty(s, true);
-                    self.llc.set_flag_b(s, false);
+                    self.llc.set_state(s, true, left != 0, false);
+                } else {
+                    self.llc.set_flag_a(s, left != 0);
                 }
             }
             None if ev.dirty => self.dram.transfer(now, LINE as u64, true),
@@ -226,20 +224,16 @@ impl Memory {
         }
     }
 
-    /// Install `line` in the LLC among the ways of `mask`, evicting (and writing back) a victim.
-    fn llc_install(&mut self, line: u64, mask: u16, dirty: bool, now: u64) -> Slot {
-        let v = self.llc.victim(line, mask);
-        let sharers = self.sharers_of(v);
-        if let Some(ev) = self.llc.fill(v, line, dirty) {
-            let mut wb = ev.dirty;
-            if ev.flag_a {
-                wb |= self.invalidate_cores(sharers, ev.line);
-            }
-            if wb {
-                self.dram.transfer(now, LINE as u64, true);
-            }
-        }
-        v
+    /// Install `line` in the LLC among the ways of `mask`, evicting a victim (and invalidating the
+    /// cores' copies of it). Returns the slot and whether the victim must be written back to DRAM (the
+    /// caller accounts it, so that a DMA run accounts its write-backs at once).
+    #[inline]
+    fn llc_install(&mut self, line: u64, mask: u16, dirty: bool) -> (Slot, bool) {
+        let (v, ev) = self.llc.install(line, mask, dirty);
+        let Some(ev) = ev else { return (v, false) };
+        // The victim's sharer mask is still in place: the slot's new line has flag A clear.
+        let wb = ev.dirty | (ev.flag_a && self.invalidate_cores(self.sharers[v.index()], ev.line));
+        (v, wb)
     }
 
     /// Drop `line` from the private caches of every core in `mask`; returns whether any copy was dirty.
@@ -269,40 +263,47 @@ impl Memory {
         }
     }
 
-    /// The NIC writes `line` at `now` (DDIO). Returns whether it hit in the LLC.
+    /// The NIC writes the `n` consecutive lines from `first` at `now` (DDIO); returns how many hit in
+    /// the LLC. The DRAM traffic of the run (write-backs, or the writes themselves with DDIO off) is
+    /// accounted at once at its end: it all falls at the same time, so the result is the same as line by
+    /// line.
     #[inline]
-    pub fn nic_write(&mut self, line: u64, now: u64) -> bool {
-        if let Some(s) = self.llc.find(line) {
-            self.stats.nic_write.0 += 1;
-            self.llc.touch(s);
-            if self.llc.flag_a(s) {
-                self.invalidate_cores(self.sharers[s.index()], line);
-                self.llc.set_flag_a(s, false);
-                self.llc.set_flag_b(s, false);
+    pub fn nic_write(&mut self, first: u64, n: u64, now: u64) -> u64 {
+        let (mut hits, mut to_dram) = (0, 0);
+        for line in first..first + n {
+            if let Some(h) = self.llc.access(line) {
+                hits += 1;
+                if h.flag_a {
+                    self.invalidate_cores(self.sharers[h.slot.index()], line);
+                    self.llc.set_state(h.slot, true, false, false);
+                } else if !h.dirty {
+                    self.llc.set_dirty(h.slot, true);
+                }
+            } else if self.ddio_mask == 0 {
+                to_dram += 1;
+            } else {
+                to_dram += u64::from(self.llc_install(line, self.ddio_mask, true).1);
             }
-            self.llc.set_dirty(s, true);
-            return true;
         }
-        self.stats.nic_write.1 += 1;
-        if self.ddio_mask == 0 {
-            self.dram.transfer(now, LINE as u64, true);
-        } else {
-            self.llc_install(line, self.ddio_mask, true, now);
+        self.stats.nic_write.0 += hits;
+        self.stats.nic_write.1 += n - hits;
+        if to_dram > 0 {
+            self.dram.transfer(now, to_dram * LINE as u64, true);
         }
-        false
+        hits
     }
 
-    /// The NIC reads `line` at `now`. Returns whether it hit in the LLC (a miss reads DRAM and does not
-    /// allocate).
+    /// The NIC reads the `n` consecutive lines from `first` at `now`; returns how many missed in the
+    /// LLC (a miss reads DRAM and does not allocate).
     #[inline]
-    pub fn nic_read(&mut self, line: u64, now: u64) -> bool {
-        if self.llc.find(line).is_some() {
-            self.stats.nic_read.0 += 1;
-            return true;
+    pub fn nic_read(&mut self, first: u64, n: u64, now: u64) -> u64 {
+        let misses = (first..first + n).filter(|&line| self.llc.find(line).is_none()).count() as u64;
+        self.stats.nic_read.0 += n - misses;
+        self.stats.nic_read.1 += misses;
+        if misses > 0 {
+            self.dram.transfer(now, misses * LINE as u64, false);
         }
-        self.stats.nic_read.1 += 1;
-        self.dram.transfer(now, LINE as u64, false);
-        false
+        misses
     }
 
     /// Whether `line` is in the LLC, and whether in a DDIO way (for tests and reports).
@@ -350,15 +351,15 @@ mod tests {
         let mut m = small(1);
         // Two NIC writes to different lines of one set: the second evicts the first from the single
         // DDIO way, and the dirty victim goes to DRAM.
-        assert!(!m.nic_write(l(1), 0));
+        assert_eq!(m.nic_write(l(1), 1, 0), 0);
         assert_eq!(m.llc_holds(l(1)), Some(true));
-        assert!(!m.nic_write(l(2), 0));
+        assert_eq!(m.nic_write(l(2), 1, 0), 0);
         assert_eq!(m.llc_holds(l(1)), None);
         assert_eq!(m.dram.write_bytes, 64);
         // A line the CPU brought in (any way; the invalid non-DDIO ways first) is updated in place.
         m.cpu_access(0, l(3), Op::Read, 0);
         assert_eq!(m.llc_holds(l(3)), Some(false));
-        assert!(m.nic_write(l(3), 0));
+        assert_eq!(m.nic_write(l(3), 1, 0), 1);
         assert_eq!(m.llc_holds(l(3)), Some(false));
         // ... and the core's stale copy is gone.
         assert!(!m.core_holds(0, l(3)));
@@ -368,14 +369,14 @@ mod tests {
     #[test]
     fn ddio_off_writes_go_to_dram_and_reads_never_allocate() {
         let mut m = small(0);
-        assert!(!m.nic_write(l(1), 0));
+        assert_eq!(m.nic_write(l(1), 1, 0), 0);
         assert_eq!(m.llc_holds(l(1)), None);
         assert_eq!(m.dram.write_bytes, 64);
-        assert!(!m.nic_read(l(1), 0));
+        assert_eq!(m.nic_read(l(1), 1, 0), 1);
         assert_eq!(m.llc_holds(l(1)), None);
         assert_eq!(m.dram.read_bytes, 64);
         m.cpu_access(1, l(1), Op::Read, 0);
-        assert!(m.nic_read(l(1), 0));
+        assert_eq!(m.nic_read(l(1), 1, 0), 0);
         assert_eq!(m.stats.nic_read, (1, 1));
     }
 

@@ -64,7 +64,7 @@ pub struct Nic {
     pub rx_free: u64,
     /// When the transmit engine can run again.
     pub tx_free: u64,
-    /// Time of the scheduled transmit run, if any (later runs scheduled earlier supersede it).
+    /// Time of the scheduled transmit run, if any (a run scheduled earlier replaces it).
     pub tx_wake: Option<u64>,
     /// Packets one transmit run may send.
     pub tx_batch: usize,

@@ -116,7 +116,11 @@ impl<'m> SimProbe<'m> {
         let op = if access == Access::Read { Op::Read } else { Op::Write };
         let (mem, now) = (&mut self.m.mem, self.now);
         let mut worst = 0;
-        let n = self.m.addr.lines(addr, len, |line| worst = worst.max(mem.cpu_access(core, line, op, now)));
+        let n = self.m.addr.runs(addr, len, |first, n| {
+            for line in first..first + n {
+                worst = worst.max(mem.cpu_access(core, line, op, now));
+            }
+        });
         let mut cost = worst + (n - 1) * self.m.cycle_ps;
         if access == Access::Atomic {
             cost += self.m.atomic_ps;
@@ -136,17 +140,20 @@ impl<'m> SimProbe<'m> {
         }
         let mem = &mut self.m.mem;
         if access == Access::Read {
-            let mut missed = false;
-            self.m.addr.lines(addr, len, |line| missed |= !mem.nic_read(line, now));
-            let extra =
-                if missed { self.m.mem.dram.latency_ps(now).saturating_sub(self.m.mem.llc_latency_ps()) } else { 0 };
+            let mut misses = 0;
+            self.m.addr.runs(addr, len, |first, n| misses += mem.nic_read(first, n, now));
+            let extra = if misses > 0 {
+                self.m.mem.dram.latency_ps(now).saturating_sub(self.m.mem.llc_latency_ps())
+            } else {
+                0
+            };
             let (issue, done) = self.m.pcie.dma_read(now, len as u64, extra);
             self.now = self.now.max(issue);
             self.last_read.set(self.last_read.get().max(done));
             self.last_dma_read = Some((addr, addr + len, done));
         } else {
-            self.m.addr.lines(addr, len, |line| {
-                mem.nic_write(line, now);
+            self.m.addr.runs(addr, len, |first, n| {
+                mem.nic_write(first, n, now);
             });
             let end = self.m.pcie.dma_write(now, len as u64);
             self.now = self.now.max(end);
