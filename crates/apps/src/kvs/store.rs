@@ -69,8 +69,11 @@ impl Partition {
         }
     }
 
+    /// The key's bucket, from hash bits 24 up: disjoint from the bits that pick the partition (16 up,
+    /// [`KeyHash::partition`]: with the low bits, a core's keys would all land in a quarter of its buckets
+    /// when there are four partitions) and from the tag (48 up) for indexes of up to 2^24 buckets.
     fn bucket(&self, h: KeyHash) -> usize {
-        h.0 as usize & (self.index.len() - 1)
+        (h.0 >> 24) as usize & (self.index.len() - 1)
     }
 
     fn live(&self, offset: u64) -> bool {
@@ -210,6 +213,22 @@ mod tests {
         let alive: Vec<u32> = (0u32..1000).filter(|i| get(&s, &i.to_le_bytes()).is_some()).collect();
         assert!(alive.len() <= 4096 / 32 && alive.len() > 100, "{}", alive.len());
         assert!(alive.iter().all(|&i| i >= 1000 - 4096 / 32), "only the newest items survive: {alive:?}");
+    }
+
+    #[test]
+    fn a_partitions_keys_use_all_its_buckets() {
+        // Four partitions: the keys of partition 0 must spread over every bucket, not a quarter of them.
+        let mut s = Partition::new(64, 1 << 20);
+        let mut p = NoProbe::new();
+        let mut used = std::collections::HashSet::new();
+        for k in 0u32..2000 {
+            let h = KeyHash::of(&mut p, &k.to_le_bytes());
+            if h.partition(4) == 0 {
+                used.insert(s.bucket(h));
+                assert!(s.put(&mut p, &k.to_le_bytes(), b"v", h));
+            }
+        }
+        assert_eq!(used.len(), 64);
     }
 
     #[test]
