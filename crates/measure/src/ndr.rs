@@ -132,12 +132,21 @@ impl NdrConfig {
 
 /// Find the no-drop rate of the device behind `trial` (see the module doc).
 pub fn search(config: &NdrConfig, mut trial: impl FnMut(f64) -> Trial) -> Result<NdrResult, NdrError> {
+    try_search(config, |rate| Ok(trial(rate)))
+}
+
+/// [`search`] with a trial function that may fail (a run that cannot start, a broken invariant): the
+/// first failing trial ends the search with its error.
+pub fn try_search<E: From<NdrError>>(
+    config: &NdrConfig,
+    mut trial: impl FnMut(f64) -> Result<Trial, E>,
+) -> Result<NdrResult, E> {
     let step = config.validate()?;
     let mut trials = Vec::new();
-    let mut run = |rate: f64| -> Result<bool, NdrError> {
-        let t = trial(rate);
+    let mut run = |rate: f64| -> Result<bool, E> {
+        let t = trial(rate)?;
         if t.offered == 0 {
-            return Err(NdrError::EmptyTrial { rate });
+            return Err(NdrError::EmptyTrial { rate }.into());
         }
         let loss = t.loss();
         // RFC 2544 §26.1: a trial passes when no frame is lost (here: loss within the tolerance).
@@ -263,6 +272,28 @@ mod tests {
         assert!(bad(config(0.0, 1.0, Resolution::FractionOfMax(2.0))).contains("resolution"));
         let empty = search(&NdrConfig::new(0.0, 1.0), |_| Trial { offered: 0, received: 0 });
         assert_eq!(empty, Err(NdrError::EmptyTrial { rate: 1.0 }));
+    }
+
+    #[test]
+    fn a_failing_trial_ends_the_search_with_its_error() {
+        #[derive(Debug, PartialEq)]
+        enum E {
+            Search(NdrError),
+            Broken(f64),
+        }
+        impl From<NdrError> for E {
+            fn from(e: NdrError) -> Self {
+                E::Search(e)
+            }
+        }
+        let mut calls = 0;
+        let r = try_search(&NdrConfig::new(0.0, 10.0), |rate| {
+            calls += 1;
+            if rate < 10.0 { Err(E::Broken(rate)) } else { Ok(Trial { offered: 10, received: 9 }) }
+        });
+        assert_eq!((r, calls), (Err(E::Broken(5.0)), 2));
+        let bad = try_search(&NdrConfig::new(3.0, 1.0), |_| Ok::<_, E>(Trial { offered: 1, received: 1 }));
+        assert!(matches!(bad, Err(E::Search(NdrError::Bounds { .. }))));
     }
 
     proptest! {
