@@ -167,6 +167,10 @@ pub struct IfaceConfig {
     pub enso: crate::enso::EnsoConfig,
     /// nicmem: NIC memory capacity and header split offset (002 §4-5).
     pub nicmem: crate::nicmem::NicMemConfig,
+    /// privRing: NVIDIA's CQE compression, completions as 8-byte mini-CQEs, eight to a cache line
+    /// ([`crate::cqring::MiniCqe`]; rxBisect §4.3 cites it [32, 33]). Off, as in the papers' setups,
+    /// which do not mention it.
+    pub cqe_compress: bool,
 }
 
 impl Default for IfaceConfig {
@@ -191,6 +195,7 @@ impl Default for IfaceConfig {
             ax_policy: crate::rxbisect::AxPolicy::default(),
             enso: crate::enso::EnsoConfig::default(),
             nicmem: crate::nicmem::NicMemConfig::default(),
+            cqe_compress: false,
         }
     }
 }

@@ -6,12 +6,13 @@
 
 use crate::arena::Arena;
 use crate::core::CoreCtx;
-use crate::cqring::{CqConsumer, CqProducer, completion_ring};
+use crate::cqring::{CqConsumer, CqProducer, Mini, MiniCqe, completion_ring};
 use crate::desc::{DescPrefetch, DescRing};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::packet::Packet;
 use crate::pool::{PoolCache, SharedPool};
 use crate::probe::{NoProbe, Phase, Probe, in_phase};
+use crate::ringsize::RingSize;
 use crate::slots;
 use crate::sync::Arc;
 use crate::txring::TxDriver;
@@ -22,10 +23,100 @@ use wire::QueueId;
 #[derive(Debug)]
 pub struct PrivRing;
 
-/// Encode a completion: descriptor slot, packet length and RSS hash.
-#[inline]
-fn cqe(slot: usize, len: usize, hash: u32) -> [u64; 3] {
-    [slot as u64 | (len as u64) << 32, u64::from(hash), 0]
+/// The NIC's half of a completion ring in either format (`IfaceConfig::cqe_compress`).
+#[derive(Debug)]
+enum DevCq {
+    /// 64-byte CQEs: descriptor slot and length, RSS hash.
+    Full(CqProducer),
+    /// Mini-CQEs: length and hash; the slot is implicit (completions follow the descriptors in order).
+    Mini(CqProducer<MiniCqe>),
+}
+
+impl DevCq {
+    #[inline]
+    fn is_full(&self) -> bool {
+        match self {
+            DevCq::Full(c) => c.is_full(),
+            DevCq::Mini(c) => c.is_full(),
+        }
+    }
+
+    #[inline]
+    fn push<P: Probe>(&mut self, p: &mut P, slot: usize, len: usize, hash: u32) {
+        match self {
+            DevCq::Full(c) => c.push(p, [slot as u64 | (len as u64) << 32, u64::from(hash), 0]),
+            DevCq::Mini(c) => c.push(p, Mini { len: len as u32, hash }),
+        };
+    }
+
+    fn occupancy(&self) -> u32 {
+        match self {
+            DevCq::Full(c) => c.occupancy(),
+            DevCq::Mini(c) => c.occupancy(),
+        }
+    }
+}
+
+/// The core's half of a completion ring in either format.
+#[derive(Debug)]
+enum DrvCq {
+    Full(CqConsumer),
+    Mini(CqConsumer<MiniCqe>),
+}
+
+impl DrvCq {
+    /// The next completion's descriptor slot and length, if the NIC wrote it.
+    #[inline]
+    fn poll<P: Probe>(&mut self, p: &mut P, size: RingSize) -> Option<(usize, u32)> {
+        match self {
+            DrvCq::Full(c) => c.poll(p).map(|[w0, _hash, _]| ((w0 & 0xffff_ffff) as usize, (w0 >> 32) as u32)),
+            DrvCq::Mini(c) => {
+                let slot = size.slot(c.consumed());
+                c.poll(p).map(|m| (slot, m.len))
+            }
+        }
+    }
+
+    #[inline]
+    fn ready(&self) -> bool {
+        match self {
+            DrvCq::Full(c) => c.ready(),
+            DrvCq::Mini(c) => c.ready(),
+        }
+    }
+
+    #[inline]
+    fn ring_doorbell<P: Probe>(&mut self, p: &mut P) {
+        match self {
+            DrvCq::Full(c) => c.ring_doorbell(p),
+            DrvCq::Mini(c) => c.ring_doorbell(p),
+        }
+    }
+
+    fn consumed(&self) -> u32 {
+        match self {
+            DrvCq::Full(c) => c.consumed(),
+            DrvCq::Mini(c) => c.consumed(),
+        }
+    }
+
+    fn doorbell_writes(&self) -> u64 {
+        match self {
+            DrvCq::Full(c) => c.doorbell_writes(),
+            DrvCq::Mini(c) => c.doorbell_writes(),
+        }
+    }
+}
+
+/// Both halves of a completion ring of `size` in the configured format.
+fn completions(size: RingSize, compress: bool) -> (DevCq, DrvCq) {
+    if compress {
+        let (d, c) = completion_ring(size);
+        (DevCq::Mini(d), DrvCq::Mini(c))
+    } else {
+        let (d, c) = completion_ring(size);
+        (DevCq::Full(d), DrvCq::Full(c))
+    }
 }
 
 /// One core's receive rings as the NIC sees them.
@@ -34,7 +125,7 @@ struct DeviceQueue {
     ring: Arc<DescRing>,
     head: u32,
     prefetch: DescPrefetch,
-    cq: CqProducer,
+    cq: DevCq,
 }
 
 /// privRing's NIC side.
@@ -50,7 +141,7 @@ pub struct PrivRingDevice {
 pub struct PrivRingDriver {
     ring: Arc<DescRing>,
     tail: u32,
-    cq: CqConsumer,
+    cq: DrvCq,
     tx: TxDriver,
     alloc_failures: u64,
 }
@@ -74,7 +165,7 @@ impl Design for PrivRing {
             let ring = Arc::new(DescRing::new(cfg.ring));
             slots::fill(&ring, cfg.ring.len(), &mut PoolCache::new(core as u16, 0, pool.clone()), "ring")?;
             ring.doorbell.ring(&mut NoProbe::default(), cfg.ring.get());
-            let (cq_dev, cq) = completion_ring(cfg.ring);
+            let (cq_dev, cq) = completions(cfg.ring, cfg.cqe_compress);
             queues.push(DeviceQueue {
                 ring: ring.clone(),
                 head: 0,
@@ -101,7 +192,7 @@ impl DeviceSide for PrivRingDevice {
         let d = q.prefetch.get(p, &q.ring, q.head, tail);
         slots::dma_into(p, &self.arena, d, frame)?;
         let slot = q.ring.size().slot(q.head);
-        q.cq.push(p, cqe(slot, frame.len(), hash));
+        q.cq.push(p, slot, frame.len(), hash);
         q.head = q.head.wrapping_add(1);
         Ok(())
     }
@@ -144,9 +235,8 @@ impl DriverSide for PrivRingDriver {
                     self.alloc_failures += 1;
                     break;
                 };
-                let [w0, _hash, _] = self.cq.poll(p).expect("a ready completion");
-                let slot = (w0 & 0xffff_ffff) as usize;
-                out.push(slots::swap(p, &self.ring, slot, (w0 >> 32) as u32, fresh, core));
+                let (slot, len) = self.cq.poll(p, size).expect("a ready completion");
+                out.push(slots::swap(p, &self.ring, slot, len, fresh, core));
                 n += 1;
             }
             if n > 0 {
@@ -219,9 +309,13 @@ mod tests {
     proptest! {
         /// Random schedules keep every invariant: conservation with drop reasons, no buffer leaked or
         /// owned twice (the arena panics on a bad hand-off), nothing delivered twice, per-queue order.
+        /// With 64-byte CQEs and with mini-CQEs.
         #[test]
-        fn schedules_keep_the_invariants(steps in proptest::collection::vec(step(), 0..300)) {
-            let cfg = small(3);
+        fn schedules_keep_the_invariants(
+            steps in proptest::collection::vec(step(), 0..300),
+            cqe_compress in proptest::bool::ANY,
+        ) {
+            let cfg = IfaceConfig { cqe_compress, ..small(3) };
             let arena = Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap();
             let pool = SharedPool::new(Arc::new(arena));
             let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
