@@ -71,3 +71,18 @@ fn nicmem_payloads_stay_on_the_nic() {
     assert!(host_in > 1500.0 && host_out > 1500.0, "{host_in} {host_out}");
     assert!(nm_in < 250.0 && nm_out < 250.0, "{nm_in} {nm_out}");
 }
+
+/// CQE compression (rxBisect §4.3 [32, 33]): a mini-CQE is an 8-byte DMA write instead of a 64-byte one,
+/// so completions cost 56 B less of PCIe towards the host per packet.
+#[test]
+fn compressed_completions_save_pcie_bandwidth() {
+    let wire_per_pkt = |compress: bool| {
+        let mut c = config(2, 10.0, 256, 300);
+        c.iface.cqe_compress = compress;
+        let r = run(&c).unwrap();
+        assert!(r.drops.is_empty(), "{:?}", r.drops);
+        r.pcie.to_host.goodput_gbps * 1e9 / 8.0 / (r.throughput.mpps * 1e6)
+    };
+    let (full, mini) = (wire_per_pkt(false), wire_per_pkt(true));
+    assert!((full - mini - 56.0).abs() < 2.0, "{full} vs {mini} B per packet");
+}
