@@ -58,6 +58,7 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
         ax: *get(&p.ax, "ax")?,
         bx: flag("bx", text(&p.bx, "bx")?.parse::<RingSize>())?,
         ax_policy: flag("ax-policy", get(&p.ax_policy, "ax-policy")?.parse())?,
+        cqe_compress: p.cqe_compress.unwrap_or(false),
         dynamic: Thresholds {
             gbps: *get(&p.switch_gbps, "switch-gbps")?,
             mem_gib_per_s: *get(&p.switch_mem, "switch-mem")?,
