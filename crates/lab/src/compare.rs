@@ -30,6 +30,18 @@ pub const COLUMNS: &[Column] = &[
     Column { header: "drops", value: |r| fmt(r.metric("derived.drops"), 1.0, 0) },
 ];
 
+/// The no-drop rate's columns, shown when some row ran an NDR search (`--ndr`).
+pub const NDR_COLUMNS: &[Column] = &[
+    Column { header: "NDR Gbps", value: |r| fmt(r.metric("ndr.gbps"), 1.0, 2) },
+    Column { header: "NDR Mpps", value: |r| fmt(r.metric("ndr.mpps"), 1.0, 2) },
+];
+
+/// The metric columns of a table of `rows`: the headline ones, then the NDR's if some row has them.
+pub fn columns(rows: &[Row]) -> Vec<&'static Column> {
+    let ndr: &[Column] = if rows.iter().any(|r| r.metrics.contains_key("ndr.trial_count")) { NDR_COLUMNS } else { &[] };
+    COLUMNS.iter().chain(ndr).collect()
+}
+
 /// Parameters whose value differs between rows (besides the label), in key order.
 pub fn varying_params(rows: &[Row]) -> Vec<String> {
     let Some(first) = rows.first() else { return vec![] };
@@ -39,15 +51,16 @@ pub fn varying_params(rows: &[Row]) -> Vec<String> {
 /// The table as aligned text.
 pub fn table(rows: &[Row]) -> String {
     let params = varying_params(rows);
+    let columns = columns(rows);
     let mut header: Vec<String> = vec!["point".into()];
     header.extend(params.iter().cloned());
-    header.extend(COLUMNS.iter().map(|c| c.header.to_string()));
+    header.extend(columns.iter().map(|c| c.header.to_string()));
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let mut line = vec![r.label()];
             line.extend(params.iter().map(|p| r.text(p)));
-            line.extend(COLUMNS.iter().map(|c| (c.value)(r)));
+            line.extend(columns.iter().map(|c| (c.value)(r)));
             line
         })
         .collect();

@@ -8,6 +8,7 @@ mod claim;
 mod compare;
 mod experiment;
 mod merge;
+mod ndr;
 mod params;
 mod point;
 mod report;

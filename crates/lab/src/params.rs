@@ -237,6 +237,23 @@ pub struct Params {
     /// Simulator: seed of its own random stream [default: 1].
     #[arg(long)]
     pub sim_seed: Option<u64>,
+    /// Search the no-drop rate (RFC 2544): run the point once per tried rate between --ndr-low and
+    /// --rate (the high bound), changing nothing else, and report the highest rate whose trial lost at
+    /// most --ndr-loss of its packets [default: false].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub ndr: Option<bool>,
+    /// NDR search: low bound in the unit of --rate (`0`, `1G`, `2Mpps`), tried only if no rate above it
+    /// passes [default: 0].
+    #[arg(long)]
+    pub ndr_low: Option<Quantity>,
+    /// NDR search: stop once the bracket is this narrow, a rate in the unit of --rate (`0.1G`) or a
+    /// share of --rate (`1%`) [default: 1%].
+    #[arg(long)]
+    pub ndr_resolution: Option<Quantity>,
+    /// NDR search: largest fraction of a trial's offered packets it may lose and pass, in [0, 1); every
+    /// packet not sent back out counts (NIC, app and Tx drops) [default: 0].
+    #[arg(long, allow_hyphen_values = true)]
+    pub ndr_loss: Option<f64>,
 }
 
 /// `Some(Quantity)` from a literal.

@@ -1,7 +1,9 @@
 //! One point: resolved [`Params`] turned into an engine configuration and run. `rxlab run` flags, an
-//! experiment's cases and a sweep's points all go through [`build`] and [`execute`], so the same
-//! parameters always give the same configuration.
+//! experiment's cases and a sweep's points all go through [`run`] (one run, or with `--ndr` one run per
+//! tried rate), which uses [`build`] and [`report`], so the same parameters always give the same
+//! configuration.
 
+use crate::ndr::{self, NdrOptions};
 use crate::params::{Arrivals, Engine, Params, Quantity};
 use crate::traffic_args::{TrafficArgs, flag};
 use anyhow::{Result, anyhow, bail};
@@ -9,11 +11,13 @@ use apps::AppParams;
 use ifaces::enso::NotifyMode;
 use ifaces::shring::dynamic::Thresholds;
 use ifaces::{IfaceConfig, RingSize};
-use live::{LiveConfig, Pace, Traffic};
+use live::{LiveConfig, LiveReport, Pace, Traffic};
+use sim::SimReport;
 use std::time::Duration;
 use traffic::kvs::client::{ClientConfig, HotArea};
 use traffic::units::parse_duration_ns;
 use traffic::{GenConfig, Payload, Rate};
+use wire::frame::WIRE_OVERHEAD;
 
 /// An engine configuration ready to run.
 #[derive(Debug, Clone)]
@@ -222,18 +226,48 @@ pub fn build(p: &Params) -> Result<Config> {
     }
 }
 
+/// An engine's report of one run.
+#[derive(Debug, Clone)]
+pub enum Report {
+    /// A live run's.
+    Live(Box<LiveReport>),
+    /// A simulation run's.
+    Sim(Box<SimReport>),
+}
+
+impl Report {
+    /// The report as JSON and as the engine's table.
+    pub fn outcome(&self) -> Result<Outcome> {
+        Ok(match self {
+            Report::Live(r) => Outcome { json: serde_json::to_value(r)?, text: r.to_string() },
+            Report::Sim(r) => Outcome { json: serde_json::to_value(r)?, text: r.to_string() },
+        })
+    }
+
+    /// Mean kilobits a packet of the offered traffic takes on the wire (framing included), which
+    /// converts a rate between Gbps and Mpps; `None` when a simulation offered nothing in its window.
+    pub fn wire_kbit_per_packet(&self) -> Option<f64> {
+        match self {
+            Report::Live(r) => Some((r.frame_len + WIRE_OVERHEAD as f64) * 8.0 / 1e3),
+            Report::Sim(r) => (r.offered.mpps > 0.0).then(|| r.offered.gbps_wire / r.offered.mpps),
+        }
+    }
+}
+
 /// Run a configuration.
-pub fn execute(cfg: &Config) -> Result<Outcome> {
+pub fn report(cfg: &Config) -> Result<Report> {
     Ok(match cfg {
-        Config::Live(c) => {
-            let r = live::run(c)?;
-            Outcome { json: serde_json::to_value(&r)?, text: r.to_string() }
-        }
-        Config::Sim(c) => {
-            let r = sim::run(c)?;
-            Outcome { json: serde_json::to_value(&r)?, text: r.to_string() }
-        }
+        Config::Live(c) => Report::Live(Box::new(live::run(c)?)),
+        Config::Sim(c) => Report::Sim(Box::new(sim::run(c)?)),
     })
+}
+
+/// Run the point of resolved parameters: once, or with `--ndr` as a no-drop-rate search.
+pub fn run(p: &Params) -> Result<Outcome> {
+    match NdrOptions::from_params(p)? {
+        Some(opts) => ndr::run(p, &opts),
+        None => report(&build(p)?)?.outcome(),
+    }
 }
 
 /// A stable identifier of a point: 16 hex digits of FNV-1a over its resolved parameters without the

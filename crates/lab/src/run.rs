@@ -44,7 +44,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         }
     }
     if let [only] = points.as_slice() {
-        let outcome = point::execute(&point::build(&only.params)?)?;
+        let outcome = point::run(&only.params)?;
         let text = if a.json { serde_json::to_string_pretty(&outcome.json)? } else { outcome.text };
         println!("{text}");
         return Ok(());

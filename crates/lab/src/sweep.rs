@@ -117,7 +117,7 @@ pub fn run_points(points: &[&Point], jobs: Option<usize>, log: Option<&PointLog>
             .par_iter()
             .map(|p| {
                 let start = Instant::now();
-                let outcome = point::build(&p.params).and_then(|c| point::execute(&c));
+                let outcome = point::run(&p.params);
                 let row = Row::new(p, outcome.as_ref().map(|o| &o.json).map_err(|e| format!("{e:#}")));
                 bar.inc(1);
                 bar.set_message(format!(

@@ -2,7 +2,7 @@
 
 use super::Section;
 use crate::claim::Verdict;
-use crate::compare::{COLUMNS, varying_params};
+use crate::compare::{columns, varying_params};
 use std::fmt::Write;
 
 /// Escape text for HTML.
@@ -94,16 +94,17 @@ pub fn page(sections: &[Section]) -> String {
             );
         }
         let params = varying_params(&s.rows);
+        let columns = columns(&s.rows);
         let mut header = vec!["point".to_string()];
         header.extend(params.iter().cloned());
-        header.extend(COLUMNS.iter().map(|c| c.header.to_string()));
+        header.extend(columns.iter().map(|c| c.header.to_string()));
         let rows: Vec<Vec<String>> = s
             .rows
             .iter()
             .map(|r| {
                 let mut line = vec![esc(&r.label())];
                 line.extend(params.iter().map(|p| esc(&r.text(p))));
-                line.extend(COLUMNS.iter().map(|c| (c.value)(r)));
+                line.extend(columns.iter().map(|c| (c.value)(r)));
                 line
             })
             .collect();
