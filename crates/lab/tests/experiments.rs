@@ -273,3 +273,62 @@ fn nmkvs_serves_hot_items_zero_copy_in_both_engines() {
     fails(&["run", "--app", "kvs", "--app-params", "hot=8"], &["kvs", "hot=N", "nicmem-host"]);
     fails(&["run", "--app", "kvs", "--kvs-hot-keys", "8"], &["--kvs-hot-keys", "--kvs-hot-share"]);
 }
+
+#[test]
+fn ndr_search_reports_its_rate_and_trials_and_bad_options_name_the_flag() {
+    let search = |extra: &[&str]| -> serde_json::Value {
+        let common = [
+            "run",
+            "--engine",
+            "sim",
+            "--cores",
+            "2",
+            "--ring",
+            "64",
+            "--size",
+            "64",
+            "--target-queue",
+            "0",
+            "--rate",
+            "100G",
+            "--duration",
+            "30us",
+            "--warmup",
+            "10us",
+            "--ndr",
+            "--json",
+        ];
+        serde_json::from_str(&ok(&[&common[..], extra].concat())).unwrap()
+    };
+    let r = search(&[]);
+    let ndr = &r["ndr"];
+    let (gbps, mpps) = (ndr["gbps"].as_f64().unwrap(), ndr["mpps"].as_f64().unwrap());
+    assert!(gbps > 0.0 && gbps < 100.0, "one core cannot forward 100 Gbps of 64 B: {ndr}");
+    assert!((mpps - gbps * 1e3 / 672.0).abs() < 1e-6, "64 B frames are 672 bits on the wire: {ndr}");
+    let trials = ndr["trials"].as_array().unwrap();
+    assert_eq!(ndr["trial_count"].as_u64(), Some(trials.len() as u64));
+    assert!(trials.iter().any(|t| t["rate"].as_f64() == Some(gbps) && t["passed"] == true), "{ndr}");
+    assert_eq!(r, search(&[]), "same seed, same search");
+    let tolerant = search(&["--ndr-loss", "0.5", "--ndr-low", "1G", "--ndr-resolution", "5G"]);
+    assert!(tolerant["ndr"]["gbps"].as_f64().unwrap() >= gbps, "{}", tolerant["ndr"]);
+
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "n.toml",
+        "[run]\nengine = \"sim\"\ncores = 2\nsize = 64\nrate = \"50G\"\nduration = \"30us\"\nwarmup = \"10us\"\n\
+         ndr = true\nndr_resolution = \"10%\"\n[sweep]\nring = [64, 256]\n",
+    );
+    let out = d.path().join("n");
+    let table = ok(&["sweep", &f, "-o", s(&out), "--jobs", "2"]);
+    assert!(table.contains("NDR Gbps"), "{table}");
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(["ndr", "ndr.gbps", "ndr.mpps", "ndr.trials.0.loss"].iter().all(|c| header.split(',').any(|h| h == *c)));
+
+    fails(&["run", "--engine", "sim", "--rate", "10G", "--ndr", "--ndr-low", "10G"], &["--ndr-low"]);
+    fails(&["run", "--engine", "sim", "--rate", "10G", "--ndr", "--ndr-loss", "1"], &["--ndr-loss"]);
+    fails(&["run", "--engine", "sim", "--rate", "10G", "--ndr", "--ndr-resolution", "0%"], &["--ndr-resolution"]);
+    fails(&["run", "--engine", "sim", "--ndr-loss", "0.1"], &["--ndr-loss", "--ndr"]);
+    fails(&["run", "--rate", "max", "--ndr"], &["--rate", "--ndr", "max"]);
+}
