@@ -1,11 +1,12 @@
 //! A set-associative cache array over real line addresses with true LRU: the simulator's hot path.
 //!
-//! Layout: per set, one 128-byte record: 16 compact `u32` tags in one 64-byte host line, and in the
-//! adjacent line the metadata, one-byte LRU ages and bit masks for valid, dirty and two flags the owner
-//! of the array may use (adjacent, so the host's adjacent-line prefetch brings both). An
-//! invalid way holds the tag `INVALID`, so a lookup compares all 16 tags branch-free (the compiler
-//! turns it into a vector compare) and reads one host cache line; only replacement and state changes
-//! read the metadata. A DMA sweep over consecutive lines walks the arrays sequentially.
+//! Layout: per set, one 128-byte record. Its first 64-byte host line holds everything a lookup that
+//! misses reads and all the metadata: an 8-bit fingerprint of each way's tag (0 for an invalid way),
+//! one-byte LRU ages, and bit masks for valid, dirty and two flags the owner of the array may use. The
+//! adjacent line holds the 16 compact `u32` tags. A lookup compares the 16 fingerprints at once with
+//! plain 128-bit integer arithmetic (a zero-byte test, so the code does not depend on how the compiler
+//! vectorizes) and reads the full tag only of a way whose fingerprint matches, so a miss usually reads
+//! one host line. A DMA sweep over consecutive lines walks the array sequentially.
 //!
 //! Sets are indexed by the low bits of the line address (real LLCs hash lines over slices; with modulo
 //! indexing, buffers 2 KiB apart fall into every 32nd set, as they do within one slice).
@@ -15,18 +16,12 @@ pub const MAX_WAYS: usize = 16;
 /// The tag of an invalid way (no line address maps to it: simulated addresses stay below 2^42 bytes).
 const INVALID: u32 = u32::MAX;
 
-/// One set: its tags in one host cache line, its metadata in the next.
+/// One set: fingerprints and metadata in one host cache line, tags in the next.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 struct Set {
-    tags: [u32; MAX_WAYS],
-    meta: Meta,
-}
-
-/// Metadata of one set.
-#[derive(Debug, Clone, Copy)]
-#[repr(C)]
-struct Meta {
+    /// Fingerprint of each way's tag ([`fingerprint`], never 0), or 0 for an invalid way.
+    fp: [u8; MAX_WAYS],
     /// LRU rank of each way: 0 is most recent; unused ways hold 255 and never age.
     age: [u8; MAX_WAYS],
     valid: u16,
@@ -35,6 +30,27 @@ struct Meta {
     flag_a: u16,
     /// Owner-defined flag B (the LLC: a core holds the line modified).
     flag_b: u16,
+    tags: [u32; MAX_WAYS],
+}
+
+/// The byte `b` in each of 16 bytes.
+#[inline(always)]
+fn splat(b: u8) -> u128 {
+    u128::from(b) * (u128::MAX / 255)
+}
+
+/// Of 16 bytes, the ones equal to `b`: the high bit of each such byte is set in the result. Bytes above
+/// a matching byte may be flagged too (a borrow), never one below it, so the lowest flag is exact.
+#[inline(always)]
+fn bytes_equal(bytes: [u8; MAX_WAYS], b: u8) -> u128 {
+    let x = u128::from_le_bytes(bytes) ^ splat(b);
+    x.wrapping_sub(splat(1)) & !x & splat(0x80)
+}
+
+/// A tag's 8-bit fingerprint, never 0 (the mark of an invalid way).
+#[inline(always)]
+fn fingerprint(tag: u32) -> u8 {
+    ((tag.wrapping_mul(0x9E37_79B1) >> 24) as u8).max(1)
 }
 
 /// Where a line sits: its set and way.
@@ -78,6 +94,17 @@ pub struct Hit {
     pub flag_b: bool,
 }
 
+/// A line whose flag A was set when a [`SetAssoc::write_run`] updated or replaced it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shootdown {
+    /// Its line address.
+    pub line: u64,
+    /// The slot it was in.
+    pub slot: Slot,
+    /// If it was replaced, whether it was dirty; `None` if it was updated in place.
+    pub replaced_dirty: Option<bool>,
+}
+
 /// A set-associative array of `sets` x `ways` lines.
 #[derive(Debug, Clone)]
 pub struct SetAssoc {
@@ -87,25 +114,73 @@ pub struct SetAssoc {
 }
 
 impl Set {
-    /// The way holding `tag`, if any: one vector compare over the tag line.
+    /// The way holding `tag`, if any: the ways whose fingerprint matches, checked against the full tag.
     #[inline(always)]
     fn way_of(&self, tag: u32) -> Option<u32> {
-        let mut hits = 0u32;
-        for (w, &t) in self.tags.iter().enumerate() {
-            hits |= u32::from(t == tag) << w;
+        let mut candidates = bytes_equal(self.fp, fingerprint(tag));
+        while candidates != 0 {
+            let w = candidates.trailing_zeros() / 8;
+            if self.tags[w as usize & (MAX_WAYS - 1)] == tag {
+                return Some(w);
+            }
+            candidates &= candidates - 1;
         }
-        (hits != 0).then(|| hits.trailing_zeros())
+        None
     }
 
     /// Make `way` the most recently used.
     #[inline(always)]
     fn touch(&mut self, way: u32) {
-        let age = &mut self.meta.age;
+        let age = &mut self.age;
         let a = age[way as usize & (MAX_WAYS - 1)];
         for x in age.iter_mut() {
             *x += u8::from(*x < a);
         }
         age[way as usize & (MAX_WAYS - 1)] = 0;
+    }
+
+    /// The way of `mask` (non-empty) to replace: an invalid one if there is one, else the least recently
+    /// used. `all` is the mask of every way and `oldest` the age of the least recently used way.
+    ///
+    /// The ages of a set's ways are always a permutation of `0..ways` (fills and touches keep it so), so
+    /// the least recently used of all ways is the one aged `ways - 1`, the only byte of that value; a
+    /// narrower mask (the DDIO ways) scans only its own ways.
+    #[inline(always)]
+    fn victim(&self, mask: u16, all: u16, oldest: u8) -> u32 {
+        let free = mask & !self.valid;
+        if free != 0 {
+            return free.trailing_zeros();
+        }
+        if mask == all {
+            return bytes_equal(self.age, oldest).trailing_zeros() / 8;
+        }
+        let (mut rest, mut best) = (mask, (0u8, 0u32));
+        while rest != 0 {
+            let w = rest.trailing_zeros();
+            rest &= rest - 1;
+            let a = self.age[w as usize & (MAX_WAYS - 1)];
+            if a >= best.0 {
+                best = (a, w);
+            }
+        }
+        best.1
+    }
+
+    /// Put `tag` in `way` as the most recently used line, with both flags clear. Returns the tag it
+    /// replaced with that line's dirty bit and flag A, if the way was valid.
+    #[inline(always)]
+    fn put(&mut self, way: u32, tag: u32, dirty: bool) -> Option<(u32, bool, bool)> {
+        let bit = 1u16 << way;
+        let w = way as usize & (MAX_WAYS - 1);
+        let old = (self.valid & bit != 0).then(|| (self.tags[w], self.dirty & bit != 0, self.flag_a & bit != 0));
+        self.tags[w] = tag;
+        self.fp[w] = fingerprint(tag);
+        self.valid |= bit;
+        self.dirty = (self.dirty & !bit) | if dirty { bit } else { 0 };
+        self.flag_a &= !bit;
+        self.flag_b &= !bit;
+        self.touch(way);
+        old
     }
 }
 
@@ -117,8 +192,8 @@ impl SetAssoc {
         for (w, a) in age.iter_mut().enumerate().take(ways) {
             *a = w as u8;
         }
-        let meta = Meta { age, valid: 0, dirty: 0, flag_a: 0, flag_b: 0 };
-        SetAssoc { set_bits: sets.trailing_zeros(), ways, sets: vec![Set { tags: [INVALID; MAX_WAYS], meta }; sets] }
+        let empty = Set { fp: [0; MAX_WAYS], age, valid: 0, dirty: 0, flag_a: 0, flag_b: 0, tags: [INVALID; MAX_WAYS] };
+        SetAssoc { set_bits: sets.trailing_zeros(), ways, sets: vec![empty; sets] }
     }
 
     /// Number of ways.
@@ -153,73 +228,83 @@ impl SetAssoc {
         let s = &mut self.sets[set];
         let way = s.way_of(tag)?;
         s.touch(way);
-        let m = &s.meta;
         Some(Hit {
             slot: Slot { set: set as u32, way },
-            dirty: m.dirty >> way & 1 != 0,
-            flag_a: m.flag_a >> way & 1 != 0,
-            flag_b: m.flag_b >> way & 1 != 0,
+            dirty: s.dirty >> way & 1 != 0,
+            flag_a: s.flag_a >> way & 1 != 0,
+            flag_b: s.flag_b >> way & 1 != 0,
         })
     }
 
     /// Put `line` (not cached) in its set as the most recently used line, with both flags clear,
     /// replacing a way of `mask` (non-empty): an invalid one if there is one, else the least recently
     /// used. Returns its slot and the line it replaced.
-    ///
-    /// The ages of a set's ways are always a permutation of `0..ways` (fills and touches keep it so), so
-    /// the least recently used of all ways is the one aged `ways - 1`, found with one vector compare; a
-    /// narrower mask (the DDIO ways) scans only its own ways.
     #[inline]
     pub fn install(&mut self, line: u64, mask: u16, dirty: bool) -> (Slot, Option<Evicted>) {
         let (set, tag) = self.split(line);
         let (set_bits, oldest, all) = (self.set_bits, (self.ways - 1) as u8, self.all_ways());
         let s = &mut self.sets[set];
-        let m = &s.meta;
-        let free = mask & !m.valid;
-        let way = if free != 0 {
-            free.trailing_zeros()
-        } else if mask == all {
-            let mut at = 0u32;
-            for (w, &a) in m.age.iter().enumerate() {
-                at |= u32::from(a == oldest) << w;
-            }
-            at.trailing_zeros()
-        } else {
-            let (mut rest, mut best) = (mask, (0u8, 0u32));
-            while rest != 0 {
-                let w = rest.trailing_zeros();
-                rest &= rest - 1;
-                let a = m.age[w as usize & (MAX_WAYS - 1)];
-                if a >= best.0 {
-                    best = (a, w);
+        let way = s.victim(mask, all, oldest);
+        let old = s.put(way, tag, dirty).map(|(t, dirty, flag_a)| Evicted {
+            line: (u64::from(t) << set_bits) | set as u64,
+            dirty,
+            flag_a,
+        });
+        (Slot { set: set as u32, way }, old)
+    }
+
+    /// A DMA write of the `n` lines from `first`: each line cached is updated in place (made dirty and
+    /// most recently used, both flags cleared); each other line is installed dirty among the ways of
+    /// `mask`, or, with `mask` empty, not cached at all.
+    ///
+    /// Lines whose flag A was set, updated or replaced, are pushed to `shootdowns` for the owner (whose
+    /// private copies must go); their slots keep whatever the owner keeps per slot. Returns the number
+    /// of hits and the number of lines that go to DRAM: the uncached ones, and the dirty lines replaced
+    /// other than those in `shootdowns`.
+    #[inline]
+    pub fn write_run(&mut self, first: u64, n: u64, mask: u16, shootdowns: &mut Vec<Shootdown>) -> (u64, u64) {
+        let (set_bits, oldest, all) = (self.set_bits, (self.ways - 1) as u8, self.all_ways());
+        let (mut hits, mut to_dram) = (0, 0);
+        for line in first..first + n {
+            let (set, tag) = self.split(line);
+            let s = &mut self.sets[set];
+            if let Some(way) = s.way_of(tag) {
+                hits += 1;
+                s.touch(way);
+                let bit = 1u16 << way;
+                if s.flag_a & bit != 0 {
+                    shootdowns.push(Shootdown { line, slot: Slot { set: set as u32, way }, replaced_dirty: None });
+                }
+                s.dirty |= bit;
+                s.flag_a &= !bit;
+                s.flag_b &= !bit;
+            } else if mask == 0 {
+                to_dram += 1;
+            } else {
+                let way = s.victim(mask, all, oldest);
+                match s.put(way, tag, true) {
+                    Some((t, dirty, true)) => shootdowns.push(Shootdown {
+                        line: (u64::from(t) << set_bits) | set as u64,
+                        slot: Slot { set: set as u32, way },
+                        replaced_dirty: Some(dirty),
+                    }),
+                    Some((_, dirty, false)) => to_dram += u64::from(dirty),
+                    None => {}
                 }
             }
-            best.1
-        };
-        let bit = 1u16 << way;
-        let w = way as usize & (MAX_WAYS - 1);
-        let m = &mut s.meta;
-        let old = (m.valid & bit != 0).then(|| Evicted {
-            line: (u64::from(s.tags[w]) << set_bits) | set as u64,
-            dirty: m.dirty & bit != 0,
-            flag_a: m.flag_a & bit != 0,
-        });
-        s.tags[w] = tag;
-        m.valid |= bit;
-        m.dirty = (m.dirty & !bit) | if dirty { bit } else { 0 };
-        m.flag_a &= !bit;
-        m.flag_b &= !bit;
-        s.touch(way);
-        (Slot { set: set as u32, way }, old)
+        }
+        (hits, to_dram)
     }
 
     /// Drop the line in `s`; returns whether it was dirty.
     #[inline]
     pub fn invalidate(&mut self, s: Slot) -> bool {
         let bit = 1u16 << s.way;
-        let Set { tags, meta: m } = &mut self.sets[s.set as usize];
+        let w = s.way as usize & (MAX_WAYS - 1);
+        let m = &mut self.sets[s.set as usize];
         let dirty = m.dirty & bit != 0;
-        tags[s.way as usize & (MAX_WAYS - 1)] = INVALID;
+        m.tags[w] = INVALID;
+        m.fp[w] = 0;
         m.valid &= !bit;
         m.dirty &= !bit;
         m.flag_a &= !bit;
@@ -230,40 +315,40 @@ impl SetAssoc {
     /// Whether the line in `s` is dirty.
     #[inline(always)]
     pub fn dirty(&self, s: Slot) -> bool {
-        self.sets[s.set as usize].meta.dirty & (1 << s.way) != 0
+        self.sets[s.set as usize].dirty & (1 << s.way) != 0
     }
 
     /// Set or clear the dirty bit of `s`.
     #[inline(always)]
     pub fn set_dirty(&mut self, s: Slot, on: bool) {
-        let m = &mut self.sets[s.set as usize].meta;
+        let m = &mut self.sets[s.set as usize];
         m.dirty = (m.dirty & !(1 << s.way)) | (u16::from(on) << s.way);
     }
 
     /// Flag A of `s`.
     #[inline(always)]
     pub fn flag_a(&self, s: Slot) -> bool {
-        self.sets[s.set as usize].meta.flag_a & (1 << s.way) != 0
+        self.sets[s.set as usize].flag_a & (1 << s.way) != 0
     }
 
     /// Set or clear flag A of `s`.
     #[inline(always)]
     pub fn set_flag_a(&mut self, s: Slot, on: bool) {
-        let m = &mut self.sets[s.set as usize].meta;
+        let m = &mut self.sets[s.set as usize];
         m.flag_a = (m.flag_a & !(1 << s.way)) | (u16::from(on) << s.way);
     }
 
     /// Set or clear flag B of `s`.
     #[inline(always)]
     pub fn set_flag_b(&mut self, s: Slot, on: bool) {
-        let m = &mut self.sets[s.set as usize].meta;
+        let m = &mut self.sets[s.set as usize];
         m.flag_b = (m.flag_b & !(1 << s.way)) | (u16::from(on) << s.way);
     }
 
     /// Set the dirty bit and both flags of `s` at once.
     #[inline(always)]
     pub fn set_state(&mut self, s: Slot, dirty: bool, flag_a: bool, flag_b: bool) {
-        let m = &mut self.sets[s.set as usize].meta;
+        let m = &mut self.sets[s.set as usize];
         let bit = 1u16 << s.way;
         let put = |v: u16, on: bool| (v & !bit) | if on { bit } else { 0 };
         m.dirty = put(m.dirty, dirty);
@@ -273,7 +358,7 @@ impl SetAssoc {
 
     /// Lines currently valid (for tests and reports).
     pub fn occupancy(&self) -> usize {
-        self.sets.iter().map(|s| s.meta.valid.count_ones() as usize).sum()
+        self.sets.iter().map(|s| s.valid.count_ones() as usize).sum()
     }
 }
 

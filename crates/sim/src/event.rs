@@ -7,7 +7,7 @@
 //! early no longer leaves its later poll behind as a stale event. The queue is a tournament tree over
 //! the agents: scheduling replays one leaf-to-root path (five comparisons for the 21 agents of a
 //! 16-core run), and so does popping, deferred to the next use of the queue so that the usual pop of an
-//! agent followed by scheduling it again replays once. It never allocates.
+//! agent followed by scheduling it again replays once. It never allocates after it is made.
 
 /// What happens at an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,17 +46,23 @@ impl Event {
 const FIXED: usize = 5;
 /// The key of an agent with nothing pending: after every real event.
 const NONE: u128 = u128::MAX;
+/// Bits of a key that name the agent.
+const AGENT_BITS: u32 = 8;
+
+/// Most agents a queue serves (a run of up to 251 cores).
+const MAX_AGENTS: usize = 256;
 
 /// A min-queue of events, one per agent.
 #[derive(Debug)]
 pub struct Queue {
-    /// Tournament tree of (key, agent): node `i` (from 1) holds the earliest pending event below it,
-    /// node `leaves + a` agent `a`'s own. A key is the event's time above its sequence number, so one
+    /// Tournament tree of keys: node `i` (from 1) holds the least key below it, node `MAX_AGENTS + a`
+    /// agent `a`'s own. A key is the event's time, then its sequence number, then its agent, so one
     /// integer compare orders events; an agent with nothing pending has the key [`NONE`].
-    tree: Vec<(u128, u32)>,
+    tree: Box<[u128; 2 * MAX_AGENTS]>,
     /// Per agent: its pending event.
-    events: Vec<Event>,
-    leaves: usize,
+    events: Box<[Event; MAX_AGENTS]>,
+    /// Tree levels above the leaves that hold a pending event (the rest stay [`NONE`]).
+    levels: u32,
     /// The agent last popped, whose path is replayed only when the queue is next used (usually by
     /// scheduling that same agent again, which replays the path anyway), or `usize::MAX`.
     popped: usize,
@@ -68,31 +74,30 @@ pub struct Queue {
 impl Queue {
     /// An empty queue for a run with `cores` cores.
     pub fn new(cores: usize) -> Queue {
-        let leaves = (FIXED + cores).next_power_of_two();
-        let mut tree = vec![(NONE, 0); 2 * leaves];
-        for (a, leaf) in tree[leaves..].iter_mut().enumerate() {
-            leaf.1 = a as u32;
+        let agents = FIXED + cores;
+        assert!(agents <= MAX_AGENTS, "{cores} cores");
+        Queue {
+            tree: Box::new([NONE; 2 * MAX_AGENTS]),
+            events: Box::new([Event::NicRx; MAX_AGENTS]),
+            levels: agents.next_power_of_two().trailing_zeros(),
+            popped: usize::MAX,
+            seq: 0,
+            processed: 0,
         }
-        // Nothing is pending: each match goes to the leftmost agent below it. Padding leaves stay NONE.
-        for node in (1..leaves).rev() {
-            tree[node] = tree[2 * node];
-        }
-        Queue { tree, events: vec![Event::NicRx; leaves], leaves, popped: usize::MAX, seq: 0, processed: 0 }
     }
 
-    /// Replay agent `a`'s matches from its leaf to the root.
+    /// Replay agent `a`'s matches from its leaf up to the root of the agents' subtree, then copy the
+    /// winner up to the root of the whole tree (the other subtrees hold no agents).
     #[inline]
     fn replay(&mut self, a: usize) {
-        let mut node = self.leaves + a;
+        let mut node = (MAX_AGENTS + a) & (2 * MAX_AGENTS - 1);
         let mut win = self.tree[node];
-        while node > 1 {
-            let other = self.tree[node ^ 1];
-            if other.0 < win.0 {
-                win = other;
-            }
+        for _ in 0..self.levels {
+            win = win.min(self.tree[node ^ 1]);
             node /= 2;
             self.tree[node] = win;
         }
+        self.tree[1] = win;
     }
 
     /// Replay the path of the agent last popped, unless it is `next`, which is about to be replayed.
@@ -107,9 +112,9 @@ impl Queue {
     /// Schedule `e` at `time` ps, replacing what its agent had pending.
     #[inline]
     pub fn push(&mut self, time: u64, e: Event) {
-        let a = e.agent();
+        let a = e.agent() & (MAX_AGENTS - 1);
         self.settle(a);
-        self.tree[self.leaves + a].0 = (u128::from(time) << 64) | u128::from(self.seq);
+        self.tree[MAX_AGENTS + a] = (u128::from(time) << 64) | u128::from(self.seq) << AGENT_BITS | a as u128;
         self.events[a] = e;
         self.seq += 1;
         self.replay(a);
@@ -119,12 +124,12 @@ impl Queue {
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, Event)> {
         self.settle(usize::MAX);
-        let (key, a) = self.tree[1];
+        let key = self.tree[1];
         if key == NONE {
             return None;
         }
-        let a = a as usize;
-        self.tree[self.leaves + a].0 = NONE;
+        let a = (key as usize) & (MAX_AGENTS - 1);
+        self.tree[MAX_AGENTS + a] = NONE;
         self.popped = a;
         self.processed += 1;
         Some(((key >> 64) as u64, self.events[a]))

@@ -12,7 +12,7 @@
 //!   writes are treated as whole-line writes.
 //! - Dirty lines evicted from the LLC are written back to DRAM.
 
-use crate::cache::{SetAssoc, Slot};
+use crate::cache::{SetAssoc, Shootdown, Slot};
 use crate::dram::Dram;
 use crate::profile::{LINE, Profile};
 use serde::Serialize;
@@ -54,6 +54,8 @@ pub struct Memory {
     /// Per LLC slot: cores that may hold the line privately; meaningful only while the slot's flag A
     /// is set (so a NIC install, which clears it, never reads or writes this array).
     sharers: Vec<u32>,
+    /// Scratch list of a NIC write run's lines whose core copies must be dropped.
+    shootdowns: Vec<Shootdown>,
     ddio_mask: u16,
     lat: Lat,
     /// Main memory.
@@ -83,6 +85,7 @@ impl Memory {
             l1: (0..cores).map(|_| SetAssoc::new(c.l1d.sets(), c.l1d.ways)).collect(),
             l2: (0..cores).map(|_| SetAssoc::new(c.l2.sets(), c.l2.ways)).collect(),
             sharers: vec![0; c.llc.sets() * crate::cache::MAX_WAYS],
+            shootdowns: Vec::new(),
             llc,
             ddio_mask,
             lat: Lat {
@@ -264,27 +267,19 @@ impl Memory {
     }
 
     /// The NIC writes the `n` consecutive lines from `first` at `now` (DDIO); returns how many hit in
-    /// the LLC. The DRAM traffic of the run (write-backs, or the writes themselves with DDIO off) is
-    /// accounted at once at its end: it all falls at the same time, so the result is the same as line by
-    /// line.
+    /// the LLC. The LLC is updated for the whole run first, then the cores' copies of the lines that
+    /// some core held are dropped (the two touch disjoint state, so the order is immaterial), and the
+    /// run's DRAM traffic (write-backs, or the writes themselves with DDIO off) is accounted at once: it
+    /// all falls at the same time, so the result is the same as line by line.
     #[inline]
     pub fn nic_write(&mut self, first: u64, n: u64, now: u64) -> u64 {
-        let (mut hits, mut to_dram) = (0, 0);
-        for line in first..first + n {
-            if let Some(h) = self.llc.access(line) {
-                hits += 1;
-                if h.flag_a {
-                    self.invalidate_cores(self.sharers[h.slot.index()], line);
-                    self.llc.set_state(h.slot, true, false, false);
-                } else if !h.dirty {
-                    self.llc.set_dirty(h.slot, true);
-                }
-            } else if self.ddio_mask == 0 {
-                to_dram += 1;
-            } else {
-                to_dram += u64::from(self.llc_install(line, self.ddio_mask, true).1);
-            }
+        let mut shootdowns = std::mem::take(&mut self.shootdowns);
+        let (hits, mut to_dram) = self.llc.write_run(first, n, self.ddio_mask, &mut shootdowns);
+        for sd in shootdowns.drain(..) {
+            let dirty = self.invalidate_cores(self.sharers[sd.slot.index()], sd.line);
+            to_dram += u64::from(sd.replaced_dirty.is_some_and(|d| d || dirty));
         }
+        self.shootdowns = shootdowns;
         self.stats.nic_write.0 += hits;
         self.stats.nic_write.1 += n - hits;
         if to_dram > 0 {
