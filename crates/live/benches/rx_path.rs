@@ -5,9 +5,10 @@
 //! between cores: a bare single-producer single-consumer ring of packet pointers (`rtrb`), measured in
 //! the same run (issues 3 and 4).
 //!
-//! privRing is measured twice: with the live engine's `NoProbe`, whose methods are empty inline
-//! functions, and with a `CountingProbe` that does something on every report. The gap between the two
-//! is what the probe calls would cost if they did not compile away.
+//! privRing is measured three times: with the live engine's `NoProbe`, whose methods are empty inline
+//! functions; with a `CountingProbe` that does something on every report (the gap between the two is
+//! what the probe calls would cost if they did not compile away); and with mini-CQEs (`cqe_compress`:
+//! eight completions per cache line instead of one).
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ifaces::probe::CountingProbe;
@@ -21,7 +22,11 @@ const FRAME: [u8; 60] = [0x5a; 60];
 
 /// Deliver `n` packets from this thread (the NIC) to a worker thread that receives and frees them.
 fn pair<D: Design, P: Probe + Default>(n: u64) -> Duration {
-    let cfg = IfaceConfig::default();
+    pair_with::<D, P>(IfaceConfig::default(), n)
+}
+
+/// [`pair`] with `cfg`.
+fn pair_with<D: Design, P: Probe + Default>(cfg: IfaceConfig, n: u64) -> Duration {
     let pool = SharedPool::new(Arc::new(Arena::new("bench", D::buffers_needed(&cfg), BufLayout::default()).unwrap()));
     let (mut dev, mut drivers) = D::build(&cfg, &pool).unwrap();
     let mut drv = drivers.pop().unwrap();
@@ -86,6 +91,8 @@ fn bench(c: &mut Criterion) {
     g.bench_function("spsc_pointer_ring", |b| b.iter_custom(|n| spsc(n, |i| FRAME.as_ptr() as usize + i as usize)));
     g.bench_function("spsc_frame_ring", |b| b.iter_custom(|n| spsc(n, |i| [i as u8; 64])));
     g.bench_function("privring_countingprobe", |b| b.iter_custom(pair::<PrivRing, CountingProbe>));
+    let mini = IfaceConfig { cqe_compress: true, ..IfaceConfig::default() };
+    g.bench_function("privring_cqe_compress", |b| b.iter_custom(|n| pair_with::<PrivRing, NoProbe>(mini.clone(), n)));
     for name in ifaces::DESIGN_NAMES {
         ifaces::with_design!(name, D => g.bench_function(*name, |b| b.iter_custom(pair::<D, NoProbe>))).unwrap();
     }
