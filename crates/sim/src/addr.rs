@@ -10,9 +10,10 @@
 //!   contiguous; unrelated heap objects that shared a host line no longer do, as they would not on the
 //!   papers' machines either.
 //!
-//! Translation is a two-level table: host page -> a page of 256 chunk numbers, with the last page used
-//! kept at hand, so a touch costs one page lookup (a hash only when it changes page) and an array
-//! index per chunk.
+//! Translation is a two-level table: host page -> a page of 256 chunk numbers, with
+//! the pages used last kept at hand in a small direct-mapped table (a core's step moves between a
+//! handful of pages: its rings, pools and tables), so a touch costs one page lookup (a hash only when
+//! that misses) and an array index per chunk.
 
 use rustc_hash::FxHashMap;
 
@@ -28,6 +29,8 @@ const PAGE: usize = 4096;
 const PAGE_CHUNKS: usize = PAGE / CHUNK;
 /// A chunk not touched yet.
 const UNMAPPED: u32 = u32::MAX;
+/// Entries of the table of pages used last (a power of two).
+const RECENT: usize = 64;
 
 /// The translation from host addresses to simulated line numbers.
 #[derive(Debug, Clone)]
@@ -38,8 +41,8 @@ pub struct AddrMap {
     /// Per touched host page, the simulated chunk of each of its chunks, as an offset from
     /// [`HEAP_CHUNK`].
     tables: Vec<[u32; PAGE_CHUNKS]>,
-    /// The last page looked up and its table.
-    last: (usize, u32),
+    /// Pages used last and their tables, by page number modulo [`RECENT`].
+    recent: [(usize, u32); RECENT],
     next: u32,
 }
 
@@ -50,7 +53,7 @@ impl AddrMap {
             arena: (arena_base, arena_len),
             pages: FxHashMap::default(),
             tables: Vec::new(),
-            last: (usize::MAX, 0),
+            recent: [(usize::MAX, 0); RECENT],
             next: 0,
         }
     }
@@ -105,15 +108,16 @@ impl AddrMap {
     /// The table of host page `page`, made on first use.
     #[inline]
     fn table(&mut self, page: usize) -> usize {
-        if self.last.0 == page {
-            return self.last.1 as usize;
+        let slot = &mut self.recent[page % RECENT];
+        if slot.0 == page {
+            return slot.1 as usize;
         }
         let tables = &mut self.tables;
         let t = *self.pages.entry(page).or_insert_with(|| {
             tables.push([UNMAPPED; PAGE_CHUNKS]);
             (tables.len() - 1) as u32
         });
-        self.last = (page, t);
+        *slot = (page, t);
         t as usize
     }
 }

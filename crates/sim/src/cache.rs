@@ -20,7 +20,7 @@ const INVALID: u32 = u32::MAX;
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(64))]
 struct Set {
-    /// Fingerprint of each way's tag ([`fingerprint`], never 0), or 0 for an invalid way.
+    /// Fingerprint of each way's tag ([`Key`], never 0), or 0 for an invalid way.
     fp: [u8; MAX_WAYS],
     /// LRU rank of each way: 0 is most recent; unused ways hold 255 and never age.
     age: [u8; MAX_WAYS],
@@ -47,10 +47,19 @@ fn bytes_equal(bytes: [u8; MAX_WAYS], b: u8) -> u128 {
     x.wrapping_sub(splat(1)) & !x & splat(0x80)
 }
 
-/// A tag's 8-bit fingerprint, never 0 (the mark of an invalid way).
-#[inline(always)]
-fn fingerprint(tag: u32) -> u8 {
-    ((tag.wrapping_mul(0x9E37_79B1) >> 24) as u8).max(1)
+/// A tag with its 8-bit fingerprint, never 0 (the mark of an invalid way). Consecutive lines share
+/// their tag until the set index wraps, so a run of lines computes it once per wrap.
+#[derive(Debug, Clone, Copy)]
+struct Key {
+    tag: u32,
+    fp: u8,
+}
+
+impl Key {
+    #[inline(always)]
+    fn new(tag: u32) -> Key {
+        Key { tag, fp: ((tag.wrapping_mul(0x9E37_79B1) >> 24) as u8).max(1) }
+    }
 }
 
 /// Where a line sits: its set and way.
@@ -94,6 +103,13 @@ pub struct Hit {
     pub flag_b: bool,
 }
 
+/// Where a line that [`SetAssoc::access`] did not find goes: its set and key.
+#[derive(Debug, Clone, Copy)]
+pub struct Miss {
+    set: usize,
+    key: Key,
+}
+
 /// A line whose flag A was set when a [`SetAssoc::write_run`] updated or replaced it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shootdown {
@@ -114,13 +130,13 @@ pub struct SetAssoc {
 }
 
 impl Set {
-    /// The way holding `tag`, if any: the ways whose fingerprint matches, checked against the full tag.
+    /// The way holding `k`, if any: the ways whose fingerprint matches, checked against the full tag.
     #[inline(always)]
-    fn way_of(&self, tag: u32) -> Option<u32> {
-        let mut candidates = bytes_equal(self.fp, fingerprint(tag));
+    fn way_of(&self, k: Key) -> Option<u32> {
+        let mut candidates = bytes_equal(self.fp, k.fp);
         while candidates != 0 {
             let w = candidates.trailing_zeros() / 8;
-            if self.tags[w as usize & (MAX_WAYS - 1)] == tag {
+            if self.tags[w as usize & (MAX_WAYS - 1)] == k.tag {
                 return Some(w);
             }
             candidates &= candidates - 1;
@@ -166,15 +182,15 @@ impl Set {
         best.1
     }
 
-    /// Put `tag` in `way` as the most recently used line, with both flags clear. Returns the tag it
+    /// Put `k` in `way` as the most recently used line, with both flags clear. Returns the tag it
     /// replaced with that line's dirty bit and flag A, if the way was valid.
     #[inline(always)]
-    fn put(&mut self, way: u32, tag: u32, dirty: bool) -> Option<(u32, bool, bool)> {
+    fn put(&mut self, way: u32, k: Key, dirty: bool) -> Option<(u32, bool, bool)> {
         let bit = 1u16 << way;
         let w = way as usize & (MAX_WAYS - 1);
         let old = (self.valid & bit != 0).then(|| (self.tags[w], self.dirty & bit != 0, self.flag_a & bit != 0));
-        self.tags[w] = tag;
-        self.fp[w] = fingerprint(tag);
+        self.tags[w] = k.tag;
+        self.fp[w] = k.fp;
         self.valid |= bit;
         self.dirty = (self.dirty & !bit) | if dirty { bit } else { 0 };
         self.flag_a &= !bit;
@@ -207,11 +223,28 @@ impl SetAssoc {
     }
 
     #[inline(always)]
-    fn split(&self, line: u64) -> (usize, u32) {
+    fn split(&self, line: u64) -> (usize, Key) {
         let set = line as usize & (self.sets.len() - 1);
         let tag = line >> self.set_bits;
         debug_assert!(tag < u64::from(INVALID), "line {line:#x} does not fit a 32-bit tag");
-        (set, tag as u32)
+        (set, Key::new(tag as u32))
+    }
+
+    /// The `n` lines from `first` as stretches of consecutive sets that share a key, each (first set,
+    /// number of sets, key): the key is computed once per wrap of the set index.
+    #[inline(always)]
+    fn stretches(&self, first: u64, n: u64) -> impl Iterator<Item = (usize, usize, Key)> + use<> {
+        let (sets, set_bits) = (self.sets.len(), self.set_bits);
+        let (mut line, end) = (first, first + n);
+        std::iter::from_fn(move || {
+            (line < end).then(|| {
+                let start = line as usize & (sets - 1);
+                let count = (end - line).min((sets - start) as u64) as usize;
+                let key = Key::new((line >> set_bits) as u32);
+                line += count as u64;
+                (start, count, key)
+            })
+        })
     }
 
     /// The slot holding `line`, if cached.
@@ -221,14 +254,15 @@ impl SetAssoc {
         self.sets[set].way_of(tag).map(|way| Slot { set: set as u32, way })
     }
 
-    /// Look `line` up and, if cached, make it the most recently used line of its set.
+    /// Look `line` up and, if cached, make it the most recently used line of its set; if not, where to
+    /// [`install`](Self::install) it.
     #[inline(always)]
-    pub fn access(&mut self, line: u64) -> Option<Hit> {
-        let (set, tag) = self.split(line);
+    pub fn access(&mut self, line: u64) -> Result<Hit, Miss> {
+        let (set, key) = self.split(line);
         let s = &mut self.sets[set];
-        let way = s.way_of(tag)?;
+        let Some(way) = s.way_of(key) else { return Err(Miss { set, key }) };
         s.touch(way);
-        Some(Hit {
+        Ok(Hit {
             slot: Slot { set: set as u32, way },
             dirty: s.dirty >> way & 1 != 0,
             flag_a: s.flag_a >> way & 1 != 0,
@@ -236,16 +270,16 @@ impl SetAssoc {
         })
     }
 
-    /// Put `line` (not cached) in its set as the most recently used line, with both flags clear,
-    /// replacing a way of `mask` (non-empty): an invalid one if there is one, else the least recently
-    /// used. Returns its slot and the line it replaced.
+    /// Put the line that `miss` missed in its set as the most recently used line, with both flags
+    /// clear, replacing a way of `mask` (non-empty): an invalid one if there is one, else the least
+    /// recently used. Returns its slot and the line it replaced.
     #[inline]
-    pub fn install(&mut self, line: u64, mask: u16, dirty: bool) -> (Slot, Option<Evicted>) {
-        let (set, tag) = self.split(line);
+    pub fn install(&mut self, miss: Miss, mask: u16, dirty: bool) -> (Slot, Option<Evicted>) {
+        let Miss { set, key } = miss;
         let (set_bits, oldest, all) = (self.set_bits, (self.ways - 1) as u8, self.all_ways());
         let s = &mut self.sets[set];
         let way = s.victim(mask, all, oldest);
-        let old = s.put(way, tag, dirty).map(|(t, dirty, flag_a)| Evicted {
+        let old = s.put(way, key, dirty).map(|(t, dirty, flag_a)| Evicted {
             line: (u64::from(t) << set_bits) | set as u64,
             dirty,
             flag_a,
@@ -265,35 +299,46 @@ impl SetAssoc {
     pub fn write_run(&mut self, first: u64, n: u64, mask: u16, shootdowns: &mut Vec<Shootdown>) -> (u64, u64) {
         let (set_bits, oldest, all) = (self.set_bits, (self.ways - 1) as u8, self.all_ways());
         let (mut hits, mut to_dram) = (0, 0);
-        for line in first..first + n {
-            let (set, tag) = self.split(line);
-            let s = &mut self.sets[set];
-            if let Some(way) = s.way_of(tag) {
-                hits += 1;
-                s.touch(way);
-                let bit = 1u16 << way;
-                if s.flag_a & bit != 0 {
-                    shootdowns.push(Shootdown { line, slot: Slot { set: set as u32, way }, replaced_dirty: None });
-                }
-                s.dirty |= bit;
-                s.flag_a &= !bit;
-                s.flag_b &= !bit;
-            } else if mask == 0 {
-                to_dram += 1;
-            } else {
-                let way = s.victim(mask, all, oldest);
-                match s.put(way, tag, true) {
-                    Some((t, dirty, true)) => shootdowns.push(Shootdown {
-                        line: (u64::from(t) << set_bits) | set as u64,
-                        slot: Slot { set: set as u32, way },
-                        replaced_dirty: Some(dirty),
-                    }),
-                    Some((_, dirty, false)) => to_dram += u64::from(dirty),
-                    None => {}
+        for (start, count, key) in self.stretches(first, n) {
+            for (i, s) in self.sets[start..start + count].iter_mut().enumerate() {
+                let set = start + i;
+                if let Some(way) = s.way_of(key) {
+                    hits += 1;
+                    s.touch(way);
+                    let bit = 1u16 << way;
+                    if s.flag_a & bit != 0 {
+                        let line = (u64::from(key.tag) << set_bits) | set as u64;
+                        shootdowns.push(Shootdown { line, slot: Slot { set: set as u32, way }, replaced_dirty: None });
+                    }
+                    s.dirty |= bit;
+                    s.flag_a &= !bit;
+                    s.flag_b &= !bit;
+                } else if mask == 0 {
+                    to_dram += 1;
+                } else {
+                    let way = s.victim(mask, all, oldest);
+                    match s.put(way, key, true) {
+                        Some((t, dirty, true)) => shootdowns.push(Shootdown {
+                            line: (u64::from(t) << set_bits) | set as u64,
+                            slot: Slot { set: set as u32, way },
+                            replaced_dirty: Some(dirty),
+                        }),
+                        Some((_, dirty, false)) => to_dram += u64::from(dirty),
+                        None => {}
+                    }
                 }
             }
         }
         (hits, to_dram)
+    }
+
+    /// How many of the `n` lines from `first` are not cached.
+    #[inline]
+    pub fn misses(&self, first: u64, n: u64) -> u64 {
+        let sets = &self.sets;
+        self.stretches(first, n)
+            .map(|(start, count, key)| sets[start..start + count].iter().filter(|s| s.way_of(key).is_none()).count())
+            .sum::<usize>() as u64
     }
 
     /// Drop the line in `s`; returns whether it was dirty.
@@ -366,6 +411,12 @@ impl SetAssoc {
 mod tests {
     use super::*;
 
+    /// Install `line`, which is not cached.
+    fn install(c: &mut SetAssoc, line: u64, mask: u16, dirty: bool) -> (Slot, Option<Evicted>) {
+        let miss = c.access(line).expect_err("not cached");
+        c.install(miss, mask, dirty)
+    }
+
     /// Lines that map to set 0 of a cache with `sets` sets.
     fn same_set(sets: u64, i: u64) -> u64 {
         i * sets
@@ -374,13 +425,14 @@ mod tests {
     #[test]
     fn lru_replaces_the_least_recently_used_way() {
         let mut c = SetAssoc::new(4, 4);
+        let all = c.all_ways();
         for i in 0..4 {
             let l = same_set(4, i);
-            assert_eq!(c.install(l, c.all_ways(), false).1, None);
+            assert_eq!(install(&mut c, l, all, false).1, None);
         }
         // Touch line 0 again: line 1 is now the LRU.
-        assert!(c.access(0).is_some());
-        let ev = c.install(same_set(4, 9), c.all_ways(), false).1.unwrap();
+        assert!(c.access(0).is_ok());
+        let ev = install(&mut c, same_set(4, 9), all, false).1.unwrap();
         assert_eq!(ev.line, same_set(4, 1));
         assert!(c.find(same_set(4, 1)).is_none());
         assert!(c.find(0).is_some() && c.find(same_set(4, 9)).is_some());
@@ -392,7 +444,7 @@ mod tests {
         let mut c = SetAssoc::new(2, 4);
         let high = 0b1100;
         for i in 0..3 {
-            let (v, _) = c.install(same_set(2, i), high, true);
+            let (v, _) = install(&mut c, same_set(2, i), high, true);
             assert!(v.way >= 2);
         }
         // Three fills into two ways: the first line was evicted dirty.
@@ -407,29 +459,48 @@ mod tests {
     #[test]
     fn a_full_set_evicts_its_oldest_way_after_masked_fills_and_touches() {
         let mut c = SetAssoc::new(1, 4);
+        let all = c.all_ways();
         for i in 0..4 {
-            c.install(i, c.all_ways(), false);
+            install(&mut c, i, all, false);
         }
         // Lines 4 and 5 replace the older of ways 2 and 3 each time; then line 1 is touched.
-        c.install(4, 0b1100, true);
-        c.install(5, 0b1100, false);
+        install(&mut c, 4, 0b1100, true);
+        install(&mut c, 5, 0b1100, false);
         let hit = c.access(1).unwrap();
         assert_eq!((hit.slot.way, hit.dirty, hit.flag_a, hit.flag_b), (1, false, false, false));
         // Recency is now 1, 5, 4, 0 (most recent first): the whole set's victim is line 0, then 4.
-        assert_eq!(c.install(6, c.all_ways(), false).1.map(|e| e.line), Some(0));
-        let ev = c.install(7, c.all_ways(), false).1.unwrap();
+        assert_eq!(install(&mut c, 6, all, false).1.map(|e| e.line), Some(0));
+        let ev = install(&mut c, 7, all, false).1.unwrap();
         assert_eq!((ev.line, ev.dirty), (4, true));
+    }
+
+    #[test]
+    fn runs_wrap_around_the_set_index() {
+        let mut c = SetAssoc::new(4, 2);
+        let all = c.all_ways();
+        let mut shootdowns = Vec::new();
+        // Lines 2..6 fill sets 2, 3, 0, 1; a second write of 4..8 hits 4 and 5.
+        assert_eq!(c.write_run(2, 4, all, &mut shootdowns), (0, 0));
+        assert_eq!(c.write_run(4, 4, all, &mut shootdowns), (2, 0));
+        assert!(shootdowns.is_empty());
+        assert_eq!(c.misses(0, 8), 2);
+        assert!(c.find(3).is_some_and(|s| s.set == 3 && c.dirty(s)));
+        // Line 0 takes set 0's free way; line 8 then replaces line 4, the older, dirty: it goes to DRAM.
+        assert_eq!(c.write_run(0, 1, all, &mut shootdowns), (0, 0));
+        assert_eq!(c.write_run(8, 1, all, &mut shootdowns), (0, 1));
+        assert!(c.find(4).is_none() && c.find(0).is_some());
     }
 
     #[test]
     fn line_addresses_round_trip_through_tags() {
         let mut c = SetAssoc::new(1024, 16);
+        let all = c.all_ways();
         let line = 0x7f12_3456_789a_u64 >> 6;
-        c.install(line, c.all_ways(), false);
+        install(&mut c, line, all, false);
         for i in 1..16 {
-            c.install(line + i * 1024, c.all_ways(), false);
+            install(&mut c, line + i * 1024, all, false);
         }
-        let ev = c.install(line + 16 * 1024, c.all_ways(), false).1.unwrap();
+        let ev = install(&mut c, line + 16 * 1024, all, false).1.unwrap();
         assert_eq!(ev.line, line);
     }
 }

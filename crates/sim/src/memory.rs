@@ -12,7 +12,7 @@
 //!   writes are treated as whole-line writes.
 //! - Dirty lines evicted from the LLC are written back to DRAM.
 
-use crate::cache::{SetAssoc, Shootdown, Slot};
+use crate::cache::{Miss, SetAssoc, Shootdown, Slot};
 use crate::dram::Dram;
 use crate::profile::{LINE, Profile};
 use serde::Serialize;
@@ -108,36 +108,43 @@ impl Memory {
     #[inline]
     pub fn cpu_access(&mut self, core: usize, line: u64, op: Op, now: u64) -> u64 {
         let write = op == Op::Write;
-        if let Some(h) = self.l1[core].access(line) {
-            self.stats.l1.0 += 1;
-            let mut cost = self.lat.l1;
-            if write && !h.dirty {
-                cost += self.upgrade(core, line);
-                self.l1[core].set_dirty(h.slot, true);
-                if let Some(s2) = self.l2[core].find(line) {
-                    self.l2[core].set_dirty(s2, true);
+        let l1_miss = match self.l1[core].access(line) {
+            Ok(h) => {
+                self.stats.l1.0 += 1;
+                let mut cost = self.lat.l1;
+                if write && !h.dirty {
+                    cost += self.upgrade(core, line);
+                    self.l1[core].set_dirty(h.slot, true);
+                    if let Some(s2) = self.l2[core].find(line) {
+                        self.l2[core].set_dirty(s2, true);
+                    }
                 }
+                return cost;
             }
-            return cost;
-        }
-        self.stats.l1.1 += 1;
-        let cost = if let Some(h) = self.l2[core].access(line) {
-            self.stats.l2.0 += 1;
-            let mut cost = self.lat.l2;
-            if write && !h.dirty {
-                cost += self.upgrade(core, line);
-                self.l2[core].set_dirty(h.slot, true);
-            }
-            cost
-        } else {
-            self.stats.l2.1 += 1;
-            let cost = self.llc_access(core, line, write, now);
-            self.fill_l2(core, line, write, now);
-            cost
+            Err(miss) => miss,
         };
-        // L1 evictions are silent: L2 holds every L1 line with its dirty state mirrored.
+        self.stats.l1.1 += 1;
+        let cost = match self.l2[core].access(line) {
+            Ok(h) => {
+                self.stats.l2.0 += 1;
+                let mut cost = self.lat.l2;
+                if write && !h.dirty {
+                    cost += self.upgrade(core, line);
+                    self.l2[core].set_dirty(h.slot, true);
+                }
+                cost
+            }
+            Err(l2_miss) => {
+                self.stats.l2.1 += 1;
+                let cost = self.llc_access(core, line, write, now);
+                self.fill_l2(core, l2_miss, write, now);
+                cost
+            }
+        };
+        // L1 evictions are silent: L2 holds every L1 line with its dirty state mirrored. (The L1 set
+        // may have lost a line to the L2 fill since the lookup; the victim is chosen now.)
         let l1 = &mut self.l1[core];
-        l1.install(line, l1.all_ways(), write);
+        l1.install(l1_miss, l1.all_ways(), write);
         cost
     }
 
@@ -167,34 +174,37 @@ impl Memory {
     #[inline]
     fn llc_access(&mut self, core: usize, line: u64, write: bool, now: u64) -> u64 {
         let me = 1u32 << core;
-        if let Some(h) = self.llc.access(line) {
-            self.stats.llc.0 += 1;
-            let s = h.slot;
-            let held = if h.flag_a { self.sharers[s.index()] } else { 0 };
-            let others = held & !me;
-            let (mut cost, mut dirty, mut modified) = (self.lat.llc, h.dirty, h.flag_b);
-            if h.flag_b && others != 0 {
-                // Modified in another core: it supplies the line.
-                self.stats.transfers += 1;
-                cost = self.lat.transfer;
-                if write {
+        let miss = match self.llc.access(line) {
+            Err(miss) => miss,
+            Ok(h) => {
+                self.stats.llc.0 += 1;
+                let s = h.slot;
+                let held = if h.flag_a { self.sharers[s.index()] } else { 0 };
+                let others = held & !me;
+                let (mut cost, mut dirty, mut modified) = (self.lat.llc, h.dirty, h.flag_b);
+                if h.flag_b && others != 0 {
+                    // Modified in another core: it supplies the line.
+                    self.stats.transfers += 1;
+                    cost = self.lat.transfer;
+                    if write {
+                        self.invalidate_cores(others, line);
+                    } else {
+                        self.clean_core(others.trailing_zeros() as usize, line);
+                        (dirty, modified) = (true, false);
+                    }
+                } else if write && others != 0 {
+                    self.stats.invalidations += 1;
                     self.invalidate_cores(others, line);
-                } else {
-                    self.clean_core(others.trailing_zeros() as usize, line);
-                    (dirty, modified) = (true, false);
                 }
-            } else if write && others != 0 {
-                self.stats.invalidations += 1;
-                self.invalidate_cores(others, line);
+                self.sharers[s.index()] = if write { me } else { held | me };
+                self.llc.set_state(s, dirty, true, modified || write);
+                return cost;
             }
-            self.sharers[s.index()] = if write { me } else { held | me };
-            self.llc.set_state(s, dirty, true, modified || write);
-            return cost;
-        }
+        };
         self.stats.llc.1 += 1;
         let cost = self.lat.llc + self.dram.latency_ps(now);
         self.dram.transfer(now, LINE as u64, false);
-        let (s, wb) = self.llc_install(line, self.llc.all_ways(), false);
+        let (s, wb) = self.llc_install(miss, self.llc.all_ways(), false);
         if wb {
             self.dram.transfer(now, LINE as u64, true);
         }
@@ -203,11 +213,11 @@ impl Memory {
         cost
     }
 
-    /// Put `line` into this core's L2, handling the line it replaces.
+    /// Put the line of `miss` into this core's L2, handling the line it replaces.
     #[inline]
-    fn fill_l2(&mut self, core: usize, line: u64, dirty: bool, now: u64) {
+    fn fill_l2(&mut self, core: usize, miss: Miss, dirty: bool, now: u64) {
         let l2 = &mut self.l2[core];
-        let Some(ev) = l2.install(line, l2.all_ways(), dirty).1 else { return };
+        let Some(ev) = l2.install(miss, l2.all_ways(), dirty).1 else { return };
         // Keep L1 within L2.
         if let Some(s1) = self.l1[core].find(ev.line) {
             self.l1[core].invalidate(s1);
@@ -227,12 +237,12 @@ impl Memory {
         }
     }
 
-    /// Install `line` in the LLC among the ways of `mask`, evicting a victim (and invalidating the
+    /// Install the line of `miss` in the LLC among the ways of `mask`, evicting a victim (and invalidating the
     /// cores' copies of it). Returns the slot and whether the victim must be written back to DRAM (the
     /// caller accounts it, so that a DMA run accounts its write-backs at once).
     #[inline]
-    fn llc_install(&mut self, line: u64, mask: u16, dirty: bool) -> (Slot, bool) {
-        let (v, ev) = self.llc.install(line, mask, dirty);
+    fn llc_install(&mut self, miss: Miss, mask: u16, dirty: bool) -> (Slot, bool) {
+        let (v, ev) = self.llc.install(miss, mask, dirty);
         let Some(ev) = ev else { return (v, false) };
         // The victim's sharer mask is still in place: the slot's new line has flag A clear.
         let wb = ev.dirty | (ev.flag_a && self.invalidate_cores(self.sharers[v.index()], ev.line));
@@ -292,7 +302,7 @@ impl Memory {
     /// LLC (a miss reads DRAM and does not allocate).
     #[inline]
     pub fn nic_read(&mut self, first: u64, n: u64, now: u64) -> u64 {
-        let misses = (first..first + n).filter(|&line| self.llc.find(line).is_none()).count() as u64;
+        let misses = self.llc.misses(first, n);
         self.stats.nic_read.0 += n - misses;
         self.stats.nic_read.1 += misses;
         if misses > 0 {
