@@ -61,7 +61,7 @@ impl AddrMap {
     /// Call `f` with each run of consecutive simulated lines (first line, count) that `len` bytes at
     /// host address `addr` cover, in address order; returns how many lines in all. An arena range is
     /// one run.
-    #[inline]
+    #[inline(always)]
     pub fn runs(&mut self, addr: usize, len: usize, mut f: impl FnMut(u64, u64)) -> u64 {
         let len = len.max(1);
         let off = addr.wrapping_sub(self.arena.0);
@@ -72,17 +72,16 @@ impl AddrMap {
         }
         // The current run (first line, length) and the last line seen.
         let (mut run, mut prev, mut n) = ((0, 0), u64::MAX, 0);
-        let (first, last) = (addr / CHUNK, (addr + len - 1) / CHUNK);
-        let mut chunk = first;
+        let (mut chunk, last) = (addr / CHUNK, (addr + len - 1) / CHUNK);
         while chunk <= last {
             let page = chunk / PAGE_CHUNKS;
             let end = last.min((page + 1) * PAGE_CHUNKS - 1);
             let t = self.table(page);
-            for c in chunk..=end {
-                let slot = &mut self.tables[t][c % PAGE_CHUNKS];
+            let next = &mut self.next;
+            for slot in &mut self.tables[t][chunk % PAGE_CHUNKS..=end % PAGE_CHUNKS] {
                 if *slot == UNMAPPED {
-                    *slot = self.next;
-                    self.next += 1;
+                    *slot = *next;
+                    *next += 1;
                 }
                 let line = (HEAP_CHUNK + u64::from(*slot)) / 4;
                 if line == prev {
