@@ -247,6 +247,14 @@ impl SetAssoc {
         })
     }
 
+    /// Start loading the record of `line`'s set into the host's caches, so that the lookups that follow
+    /// find it there and several such loads overlap. (A plain load whose value goes to
+    /// [`std::hint::black_box`]: a prefetch instruction would need `unsafe`.)
+    #[inline(always)]
+    pub fn preload(&self, line: u64) {
+        std::hint::black_box(self.sets[line as usize & (self.sets.len() - 1)].valid);
+    }
+
     /// The slot holding `line`, if cached.
     #[inline(always)]
     pub fn find(&self, line: u64) -> Option<Slot> {

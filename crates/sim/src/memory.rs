@@ -124,6 +124,9 @@ impl Memory {
             Err(miss) => miss,
         };
         self.stats.l1.1 += 1;
+        // Almost every L1 miss goes on to the L2 and the LLC: their loads overlap.
+        self.l2[core].preload(line);
+        self.llc.preload(line);
         let cost = match self.l2[core].access(line) {
             Ok(h) => {
                 self.stats.l2.0 += 1;
@@ -285,6 +288,13 @@ impl Memory {
     pub fn nic_write(&mut self, first: u64, n: u64, now: u64) -> u64 {
         let mut shootdowns = std::mem::take(&mut self.shootdowns);
         let (hits, mut to_dram) = self.llc.write_run(first, n, self.ddio_mask, &mut shootdowns);
+        for sd in &shootdowns {
+            let mut cores = self.sharers[sd.slot.index()];
+            while cores != 0 {
+                self.l2[cores.trailing_zeros() as usize].preload(sd.line);
+                cores &= cores - 1;
+            }
+        }
         for sd in shootdowns.drain(..) {
             let dirty = self.invalidate_cores(self.sharers[sd.slot.index()], sd.line);
             to_dram += u64::from(sd.replaced_dirty.is_some_and(|d| d || dirty));
