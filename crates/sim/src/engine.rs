@@ -41,7 +41,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use traffic::Generator;
+use traffic::{FrameBuf, Generator};
 use wire::frame::FCS_LEN;
 use wire::{IndirectionTable, PacketView, Stamp};
 
@@ -203,53 +203,53 @@ pub fn run_design<D: Design, A: App>(
         .collect();
 
     // The frame of the pending packet; the payload offset is the same for every generated packet.
-    let mut frame = vec![0u8; source.max_len()];
+    let mut frame = FrameBuf::new(&source);
     let mut poisson_t = 0u64;
     let mut arrivals_done = false;
     let mut stamp_at = None;
-    let mut next_packet =
-        |source: &mut Generator, frame: &mut [u8], nic: &mut Nic, c: &mut Counters, check: &mut DeliveryCheck| loop {
-            let meta = source.next_packet(frame);
-            let arrival = match cfg.arrivals {
-                Arrivals::Paced => meta.ts_ns * 1000,
-                Arrivals::Poisson => {
-                    let mean = cfg.traffic.rate.gap_ps(meta.frame_len());
-                    let gap: f64 = Exp1.sample(&mut rng);
-                    let t = poisson_t;
-                    poisson_t += (gap * mean) as u64;
-                    t
-                }
-            };
-            if arrival >= cfg.duration_ps {
-                return None;
-            }
-            let at = *stamp_at.get_or_insert_with(|| {
-                PacketView::new_checked(&frame[..meta.len]).map(|v| v.payload_offset()).unwrap_or(meta.len)
-            });
-            // The NIC's arrival time replaces the generator's send time in the stamp (at the start of the
-            // payload or its trailer).
-            let payload = &mut frame[at..meta.len];
-            if let Some(o) = Stamp::locate(payload) {
-                Stamp { seq: meta.seq, tx_ns: arrival / 1000 }.write(&mut payload[o..]);
-            }
-            let bytes = meta.frame_len() as u64;
-            c.offered = (c.offered.0 + 1, c.offered.1 + bytes);
-            if win.contains(arrival) {
-                c.offered_win = (c.offered_win.0 + 1, c.offered_win.1 + bytes);
-            }
-            let hash = source.flows().get(meta.flow as usize).map_or(0, |f| f.hash);
-            check.offered(meta.seq, meta.flow);
-            match nic.admit(arrival, meta.len) {
-                Some(start) => return Some((Pending { start, len: meta.len, hash, seq: meta.seq }, at)),
-                None => {
-                    check.dropped(meta.seq);
-                    c.drops.add(DropReason::NicBufferFull);
-                    if win.contains(arrival) {
-                        c.drops_win.add(DropReason::NicBufferFull);
-                    }
-                }
+    let mut next_packet = |source: &mut Generator,
+                           frame: &mut FrameBuf,
+                           nic: &mut Nic,
+                           c: &mut Counters,
+                           check: &mut DeliveryCheck| loop {
+        let meta = source.next_frame(frame);
+        let arrival = match cfg.arrivals {
+            Arrivals::Paced => meta.ts_ns * 1000,
+            Arrivals::Poisson => {
+                let mean = cfg.traffic.rate.gap_ps(meta.frame_len());
+                let gap: f64 = Exp1.sample(&mut rng);
+                let t = poisson_t;
+                poisson_t += (gap * mean) as u64;
+                t
             }
         };
+        if arrival >= cfg.duration_ps {
+            return None;
+        }
+        let at = *stamp_at.get_or_insert_with(|| {
+            PacketView::new_checked(frame.frame()).map(|v| v.payload_offset()).unwrap_or(meta.len)
+        });
+        // The NIC's arrival time replaces the generator's send time in the stamp (at the start of the
+        // payload or its trailer).
+        frame.restamp(at, Stamp { seq: meta.seq, tx_ns: arrival / 1000 });
+        let bytes = meta.frame_len() as u64;
+        c.offered = (c.offered.0 + 1, c.offered.1 + bytes);
+        if win.contains(arrival) {
+            c.offered_win = (c.offered_win.0 + 1, c.offered_win.1 + bytes);
+        }
+        let hash = source.flows().get(meta.flow as usize).map_or(0, |f| f.hash);
+        check.offered(meta.seq, meta.flow);
+        match nic.admit(arrival, meta.len) {
+            Some(start) => return Some((Pending { start, len: meta.len, hash, seq: meta.seq }, at)),
+            None => {
+                check.dropped(meta.seq);
+                c.drops.add(DropReason::NicBufferFull);
+                if win.contains(arrival) {
+                    c.drops_win.add(DropReason::NicBufferFull);
+                }
+            }
+        }
+    };
 
     let land_ps = |m: &Machine, len: usize| m.pcie.wire_ps(m.pcie.write_wire(len as u64)) + m.pcie.write_latency_ps();
     let mut pending = None;
@@ -292,7 +292,8 @@ pub fn run_design<D: Design, A: App>(
                 // traffic at its own event time; the pipeline is free again once the link has taken it.
                 let mut probe = SimProbe::new(&mut m, Agent::Nic, t, &cell);
                 let queue = reta.queue(p.hash);
-                let r = device.rx(&mut probe, queue, p.hash, &frame[..p.len]);
+                debug_assert_eq!(frame.frame().len(), p.len, "the frame buffer holds the pending packet");
+                let r = device.rx(&mut probe, queue, p.hash, frame.frame());
                 nic.finish_rx(probe.finish().end - (t - p.start));
                 match r {
                     Ok(()) => {

@@ -18,6 +18,7 @@ use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::path::Path;
 use wire::frame::{FCS_LEN, MAX_FRAME};
+use wire::stamp::STAMP_LEN;
 use wire::{IndirectionTable, L4Proto, Stamp};
 
 /// What the generator wrote into the buffer.
@@ -196,6 +197,44 @@ impl Generator {
         PacketMeta { ts_ns, len, flow, seq }
     }
 
+    /// [`Generator::next_packet`] into `frame`, a buffer that only this method and
+    /// [`FrameBuf::restamp`] write: the same packet and the same bytes, but the generator knows which
+    /// bytes of the buffer are already zero and clears only the others (a stamped payload of a fixed-size
+    /// stream then costs the headers and the stamp, not a fill of the whole frame).
+    ///
+    /// # Panics
+    /// If `frame` was made for a generator with a smaller [`Generator::max_len`].
+    #[inline]
+    pub fn next_frame(&mut self, frame: &mut FrameBuf) -> PacketMeta {
+        let meta = match self.kvs {
+            None => {
+                let g = match self.groups.len() {
+                    1 => &self.groups[0],
+                    _ => &self.groups[usize::from(self.rng.random::<u64>() >= self.first_threshold)],
+                };
+                let flow = g.members[g.picker.pick(&mut self.rng)];
+                let seq = self.seq;
+                self.seq += 1;
+                let frame_len = g.sizes.sample(&mut self.rng);
+                let ts_ns = self.pacer.next(frame_len);
+                let template = &self.templates[flow as usize];
+                let len =
+                    template.write_over(frame_len, Stamp { seq, tx_ns: ts_ns }, &mut frame.bytes, frame.zero_from);
+                // Written: headers and stamp, zeros up to `len`; beyond it what was there before.
+                let written = template.header_len() + STAMP_LEN;
+                frame.zero_from = if frame.zero_from > len { frame.zero_from.max(written) } else { written };
+                PacketMeta { ts_ns, len, flow, seq }
+            }
+            Some(_) => {
+                let meta = self.next_packet(&mut frame.bytes);
+                frame.zero_from = frame.zero_from.max(meta.len);
+                meta
+            }
+        };
+        frame.len = meta.len;
+        meta
+    }
+
     /// The next `n` packets, each in its own buffer, for replay.
     pub fn packets(&mut self, n: usize) -> Vec<TracePacket> {
         self.take(Stop::Count(n as u64)).collect()
@@ -239,6 +278,40 @@ impl Generator {
             Stop::Duration(d) if meta.ts_ns >= d => None,
             _ => Some(meta),
         }
+    }
+}
+
+/// A frame buffer reused packet after packet ([`Generator::next_frame`]), which remembers from where on
+/// its bytes are zero.
+#[derive(Debug, Clone)]
+pub struct FrameBuf {
+    bytes: Box<[u8]>,
+    len: usize,
+    /// Every byte from here on is zero.
+    zero_from: usize,
+}
+
+impl FrameBuf {
+    /// A zeroed buffer for the frames of `generator`.
+    pub fn new(generator: &Generator) -> FrameBuf {
+        FrameBuf { bytes: vec![0; generator.max_len()].into_boxed_slice(), len: 0, zero_from: 0 }
+    }
+
+    /// The frame written last (without FCS); empty before the first.
+    #[inline]
+    pub fn frame(&self) -> &[u8] {
+        &self.bytes[..self.len]
+    }
+
+    /// Replace the stamp of the frame written last, in its L4 payload that starts at `payload_off`
+    /// ([`Stamp::locate`]: at the payload's start, else as its trailer); whether it had one.
+    #[inline]
+    pub fn restamp(&mut self, payload_off: usize, stamp: Stamp) -> bool {
+        let Some(payload) = self.bytes.get_mut(payload_off..self.len) else { return false };
+        let Some(o) = Stamp::locate(payload) else { return false };
+        let _ = stamp.write(&mut payload[o..]);
+        self.zero_from = self.zero_from.max(payload_off + o + STAMP_LEN);
+        true
     }
 }
 

@@ -30,7 +30,7 @@ pub mod units;
 
 pub use config::{GenConfig, GenError, Payload};
 pub use flows::{FlowInfo, FlowSet, IpVersion, Popularity};
-pub use generator::{Generator, PacketMeta, Stop};
+pub use generator::{FrameBuf, Generator, PacketMeta, Stop};
 pub use inspect::{InspectOptions, TraceSummary, inspect};
 pub use rate::Burst;
 pub use sizes::SizeSpec;

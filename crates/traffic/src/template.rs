@@ -76,13 +76,28 @@ impl Template {
     /// headers and stamp ([`min_frame_len`]) and `buf` must hold `frame_len - 4` bytes.
     #[inline]
     pub fn write(&self, frame_len: usize, stamp: Stamp, buf: &mut [u8]) -> usize {
+        self.write_over(frame_len, stamp, buf, usize::MAX)
+    }
+
+    /// [`Template::write`] into a buffer whose bytes from `zero_from` on are known to be zero, so only
+    /// the payload bytes before `zero_from` are cleared; the `frame_len - 4` bytes written are the same.
+    #[inline]
+    pub fn write_over(&self, frame_len: usize, stamp: Stamp, buf: &mut [u8], zero_from: usize) -> usize {
         let len = frame_len - FCS_LEN;
         let payload = self.head(&mut buf[..len]);
-        payload.fill(0);
         let mut s = [0u8; STAMP_LEN];
         let _ = stamp.write(&mut s);
         payload[..STAMP_LEN].copy_from_slice(&s);
+        let dirty_end = zero_from.saturating_sub(self.header_len).min(payload.len());
+        if let Some(rest) = payload.get_mut(STAMP_LEN..dirty_end) {
+            rest.fill(0);
+        }
         self.patch(&mut buf[..len], sum(&s))
+    }
+
+    /// Bytes of headers before the payload.
+    pub fn header_len(&self) -> usize {
+        self.header_len
     }
 
     /// Write a frame whose L4 payload is `body`, zeros up to the Ethernet minimum, and `stamp` as its
@@ -142,8 +157,11 @@ impl Template {
 }
 
 /// One's-complement sum of big-endian 16-bit words (an odd last byte is padded with zero).
+#[inline]
 fn sum(bytes: &[u8]) -> u32 {
-    bytes.chunks(2).map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)]))).sum()
+    let words = bytes.chunks_exact(2);
+    let odd = words.remainder().first().map_or(0, |&b| u32::from(b) << 8);
+    words.map(|c| u32::from(u16::from_be_bytes([c[0], c[1]]))).sum::<u32>() + odd
 }
 
 fn fold(mut s: u32) -> u16 {

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use traffic::kvs::client::ClientConfig;
 use traffic::kvs::proto::{Op, Request};
 use traffic::{
-    Burst, Container, GenConfig, Generator, IpVersion, OutputFormat, Payload, Popularity, Rate, Resolution, SizeSpec,
-    Steering, Stop, Trace,
+    Burst, Container, FrameBuf, GenConfig, Generator, IpVersion, OutputFormat, Payload, Popularity, Rate, Resolution,
+    SizeSpec, Steering, Stop, Trace,
 };
 use wire::frame::wire_bits;
 use wire::{L4Proto, PacketView, Stamp};
@@ -222,4 +222,46 @@ fn kvs_requests_are_steered_to_their_partitions_core() {
     let one_flow = ClientConfig { keys: 1000, partitions: 4, ..ClientConfig::default() };
     let e = Generator::new(&GenConfig { flows: 1, payload: Payload::Kvs(one_flow), ..cfg() }).unwrap_err();
     assert!(e.to_string().contains("no flow reaches core"), "{e}");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// A reused frame buffer ([`Generator::next_frame`], restamped between packets as the simulator does)
+    /// holds exactly the bytes [`Generator::next_packet`] writes into a fresh buffer.
+    #[test]
+    fn reused_frame_buffer_holds_the_same_bytes(seed: u64, tcp: bool, v6: bool, size in 0usize..5, kvs: bool) {
+        let size = [SizeSpec::Imix, SizeSpec::Dc, SizeSpec::Fixed(1518), SizeSpec::Fixed(128), SizeSpec::Fixed(100)][size].clone();
+        let payload = if kvs {
+            Payload::Kvs(ClientConfig { keys: 100, get_ratio: 0.5, value_len: 300, ..ClientConfig::default() })
+        } else {
+            Payload::Stamp
+        };
+        let c = GenConfig {
+            seed,
+            size,
+            proto: if tcp { L4Proto::Tcp } else { L4Proto::Udp },
+            ip: if v6 { IpVersion::V6 } else { IpVersion::V4 },
+            payload,
+            ..cfg()
+        };
+        let (Ok(mut a), Ok(mut b)) = (Generator::new(&c), Generator::new(&c)) else { return Ok(()) };
+        let mut frame = FrameBuf::new(&a);
+        let mut fresh = vec![0u8; a.max_len()];
+        for i in 0..300u64 {
+            let meta = a.next_frame(&mut frame);
+            let want = b.next_packet(&mut fresh);
+            prop_assert_eq!(meta, want);
+            prop_assert_eq!(frame.frame(), &fresh[..want.len]);
+            fresh.fill(0xa5);
+            let at = PacketView::new_checked(frame.frame()).unwrap().payload_offset();
+            if i % 3 == 0 {
+                let stamp = Stamp { seq: meta.seq, tx_ns: meta.ts_ns + 7 };
+                let had = frame.restamp(at, stamp);
+                prop_assert!(had);
+                let v = PacketView::new_checked(frame.frame()).unwrap();
+                prop_assert_eq!(Stamp::find(v.payload()), Some(stamp));
+            }
+        }
+    }
 }
