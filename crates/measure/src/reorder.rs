@@ -30,7 +30,8 @@ pub struct ReorderTracker {
     window: u64,
     /// Highest sequence number received; RFC 4737 §3.3's NextExp is `max + 1`.
     max: Option<u64>,
-    /// `tags[s % W] == s` iff `s` was received (exact for `s` within `W` of `max`, see `is_duplicate`).
+    /// `tags[s % tags.len()] == s` iff `s` was received (exact for `s` within `W` of `max`, see
+    /// `is_duplicate`); `tags.len()` is `W` rounded up to a power of two, so the slot is a mask.
     tags: Vec<u64>,
     /// In-order packets (those that raised NextExp) among the last `W` arrivals, as (index, seq). Both
     /// fields increase from front to back, so the first one above a reordered seq is found by bisection.
@@ -106,7 +107,7 @@ impl ReorderTracker {
             max: None,
             // u64::MAX never matches wrongly: a query for it only happens once it is the maximum, i.e.
             // once it was received and its slot written.
-            tags: vec![u64::MAX; w],
+            tags: vec![u64::MAX; w.next_power_of_two()],
             records: VecDeque::with_capacity(w),
             evicted_record: None,
             smaller: VecDeque::with_capacity(w),
@@ -159,8 +160,9 @@ impl ReorderTracker {
             self.unchecked += 1;
             return false;
         }
-        // Within the window the slot cannot hold a newer sequence number (that would be > max), so
-        // equality means exactly "seen".
+        // Within the window the slot cannot hold a newer sequence number (that would be > max), and the
+        // in-window numbers written to it are at least `tags.len() >= W` apart, so equality means exactly
+        // "seen".
         self.tags[self.slot(seq)] == seq
     }
 
@@ -173,8 +175,9 @@ impl ReorderTracker {
         }
     }
 
+    #[inline]
     fn slot(&self, seq: u64) -> usize {
-        (seq % self.window) as usize
+        seq as usize & (self.tags.len() - 1)
     }
 
     /// Forget history older than `W` arrivals before index `i`.

@@ -4,24 +4,31 @@
 //! The simulator's sequence numbers are dense (the generator numbers every packet from 0), so this is
 //! cheaper than `measure::DeliveryChecker`'s hashing: one bit per packet says it is resolved (delivered
 //! or dropped) and one `u32` per packet names its flow, both kept only from the oldest unresolved packet
-//! on (whole 64-packet words are released as they resolve), plus the last delivered sequence number per
-//! flow.
-
-use std::collections::VecDeque;
+//! on (whole 64-packet words are released as they resolve), in rings that double when they must, plus
+//! the last delivered sequence number per flow.
 
 /// `last` of a flow that has delivered nothing yet.
 const NONE: u64 = u64::MAX;
 /// Offending deliveries kept for the error message.
 const EXAMPLES: usize = 5;
+/// Packets the rings hold at first (they double when more are unresolved at once).
+const FIRST_CAPACITY: usize = 1 << 12;
 
 /// Duplicate and per-flow order checks over dense sequence numbers.
 #[derive(Debug, Clone)]
 pub struct DeliveryCheck {
     ordered: bool,
-    /// Sequence number of bit 0 of `resolved[0]` and of `flows[0]`; a multiple of 64.
+    /// Sequence number of the oldest packet kept; a multiple of 64.
     base: u64,
-    resolved: VecDeque<u64>,
-    flows: VecDeque<u32>,
+    /// Packets kept: sequence numbers `base..base + len` (offered, the oldest unresolved among the
+    /// first 64).
+    len: u64,
+    /// Ring of resolved bits, 64 packets a word: packet `s`'s bit is bit `s % 64` of word
+    /// `(s / 64) % resolved.len()`. Words of released packets are zero.
+    resolved: Vec<u64>,
+    /// Ring of the kept packets' flows: packet `s`'s at `s % flows.len()` (`64 * resolved.len()`, a
+    /// power of two).
+    flows: Vec<u32>,
     last: Vec<u64>,
     /// Deliveries of a packet already delivered or dropped (or never offered).
     pub duplicates: u64,
@@ -37,8 +44,9 @@ impl DeliveryCheck {
         DeliveryCheck {
             ordered,
             base: 0,
-            resolved: VecDeque::new(),
-            flows: VecDeque::new(),
+            len: 0,
+            resolved: vec![0; FIRST_CAPACITY / 64],
+            flows: vec![0; FIRST_CAPACITY],
             last: vec![NONE; flows.max(1)],
             duplicates: 0,
             out_of_order: 0,
@@ -49,11 +57,29 @@ impl DeliveryCheck {
     /// Packet `seq` of `flow` arrived at the NIC (sequence numbers come in order, from 0).
     #[inline]
     pub fn offered(&mut self, seq: u64, flow: u32) {
-        debug_assert_eq!(seq, self.base + self.flows.len() as u64, "dense sequence numbers");
-        if self.flows.len().is_multiple_of(64) {
-            self.resolved.push_back(0);
+        debug_assert_eq!(seq, self.base + self.len, "dense sequence numbers");
+        if self.len == self.flows.len() as u64 {
+            self.grow();
         }
-        self.flows.push_back(flow);
+        let mask = self.flows.len() - 1;
+        self.flows[seq as usize & mask] = flow;
+        self.len += 1;
+    }
+
+    /// Double the rings, moving every kept packet to its place in the larger ones.
+    #[cold]
+    fn grow(&mut self) {
+        let (flows, words) = (self.flows.len() * 2, self.resolved.len() * 2);
+        let mut f = vec![0; flows];
+        let mut r = vec![0; words];
+        for s in self.base..self.base + self.len {
+            f[s as usize & (flows - 1)] = self.flows[s as usize & (self.flows.len() - 1)];
+        }
+        for w in self.base / 64..(self.base + self.len).div_ceil(64) {
+            r[w as usize & (words - 1)] = self.resolved[w as usize & (self.resolved.len() - 1)];
+        }
+        self.flows = f;
+        self.resolved = r;
     }
 
     /// Packet `seq` was dropped.
@@ -89,18 +115,26 @@ impl DeliveryCheck {
     /// Mark `seq` resolved; its flow, or `None` if it was already resolved or never offered.
     #[inline]
     fn resolve(&mut self, seq: u64) -> Option<u32> {
-        let i = usize::try_from(seq.checked_sub(self.base)?).ok()?;
-        let flow = *self.flows.get(i)?;
-        let (word, bit) = (i / 64, 1u64 << (i % 64));
+        if seq.checked_sub(self.base)? >= self.len {
+            return None;
+        }
+        let flow = self.flows[seq as usize & (self.flows.len() - 1)];
+        let wmask = self.resolved.len() - 1;
+        let (word, bit) = ((seq / 64) as usize & wmask, 1u64 << (seq % 64));
         let w = &mut self.resolved[word];
         if *w & bit != 0 {
             return None;
         }
         *w |= bit;
-        while self.resolved.front() == Some(&u64::MAX) {
-            self.resolved.pop_front();
-            self.flows.drain(..64);
+        // Release whole words of resolved packets from the front (a full word's 64 were all offered).
+        loop {
+            let front = &mut self.resolved[(self.base / 64) as usize & wmask];
+            if *front != u64::MAX {
+                break;
+            }
+            *front = 0;
             self.base += 64;
+            self.len -= 64;
         }
         Some(flow)
     }
@@ -125,7 +159,7 @@ mod tests {
         for s in 0..130 {
             c.delivered(s);
         }
-        assert_eq!((c.base, c.flows.len()), (128, 72));
+        assert_eq!((c.base, c.len), (128, 72));
         c.delivered(5);
         c.dropped(131);
         c.delivered(131);
@@ -140,5 +174,28 @@ mod tests {
         u.delivered(2);
         u.delivered(0);
         assert_eq!((u.out_of_order, u.duplicates), (0, 0));
+    }
+
+    /// Packets left unresolved for long make the rings grow; what is kept is still exact.
+    #[test]
+    fn rings_grow_past_a_long_unresolved_packet() {
+        let mut c = DeliveryCheck::new(3, true);
+        let n = 5 * FIRST_CAPACITY as u64 + 17;
+        for s in 0..n {
+            c.offered(s, (s % 3) as u32);
+            // Packet 70 stays unresolved until the end; the rest resolve a few packets late.
+            if s >= 4 && s - 4 != 70 {
+                if (s - 4) % 5 == 0 { c.dropped(s - 4) } else { c.delivered(s - 4) }
+            }
+        }
+        assert_eq!((c.base, c.flows.len()), (64, 8 * FIRST_CAPACITY));
+        c.dropped(70);
+        (n - 4..n).for_each(|s| c.delivered(s));
+        assert_eq!((c.duplicates, c.out_of_order, c.len), (0, 0, n % 64));
+        c.delivered(70);
+        c.delivered(n - 1);
+        c.delivered(n);
+        assert_eq!(c.duplicates, 3);
+        assert_eq!(c.examples.len(), 3);
     }
 }
