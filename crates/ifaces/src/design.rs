@@ -248,6 +248,13 @@ pub trait DeviceSide: Send {
         Metrics::new()
     }
 
+    /// Host memory besides the packet buffer arena into which or from which the device moves packet
+    /// data (Ensō's pipes). The simulator counts DMA there and to the arena as goodput and every other
+    /// transfer (descriptors, completions, notifications, doorbells) as metadata (Ensō §7.2.4, Figure 10).
+    fn data_regions(&self) -> Vec<std::ops::Range<usize>> {
+        Vec::new()
+    }
+
     /// The NIC memory this device exposes to software (nicmem §4.1), if any: apps that serve data from
     /// it (nmKVS, §4.2.2) get it before the run.
     fn nicmem(&self) -> Option<&Arc<NicMem>> {

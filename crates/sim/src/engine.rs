@@ -184,6 +184,7 @@ pub fn run_design<D: Design, A: App>(
     let reta = IndirectionTable::round_robin(cores).map_err(|message| SimError::Config { option: "cores", message })?;
     let mut m = Machine::new(profile, cores, (arena.base_addr(), arena.size()));
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
+    m.add_data_regions(device.data_regions());
     let mut nic = Nic::new(profile);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     let mut q = Queue::new(cores);
@@ -514,6 +515,8 @@ pub fn run_design<D: Design, A: App>(
     let dir = |s: crate::pcie::DirStats| PcieDir {
         utilisation: ratio(s.wire_bytes as f64, pcie_bps * secs),
         goodput_gbps: s.payload_bytes as f64 * 8.0 / secs / 1e9,
+        data_gbps: s.data_bytes as f64 * 8.0 / secs / 1e9,
+        metadata_share: 1.0 - ratio(s.data_bytes as f64, s.payload_bytes as f64),
     };
     Ok(SimReport {
         setup: format!("sim: {} on {}, {} cores, app {}", D::NAME, profile, cores, cfg.app),

@@ -32,6 +32,9 @@ pub struct Machine {
     /// Host addresses of the NIC's own memory (nicmem §4.1), empty if the design has none: NIC accesses
     /// to it stay on the NIC, core accesses cross PCIe uncached ([`crate::probe`]).
     pub nicmem: Range<usize>,
+    /// Host memory holding packet data (the buffer arena, and [`ifaces::DeviceSide::data_regions`]),
+    /// sorted: DMA there is goodput, other DMA metadata.
+    data: Vec<Range<usize>>,
 }
 
 impl Machine {
@@ -49,7 +52,21 @@ impl Machine {
             cycle_ps_f: cycle,
             atomic_ps: (f64::from(p.cpu.atomic_cycles) * cycle) as u64,
             nicmem: 0..0,
+            data: std::iter::once(arena.0..arena.0 + arena.1).collect(),
         }
+    }
+
+    /// Add regions of host memory that hold packet data.
+    pub fn add_data_regions(&mut self, regions: impl IntoIterator<Item = Range<usize>>) {
+        self.data.extend(regions);
+        self.data.sort_by_key(|r| r.start);
+    }
+
+    /// Whether host address `addr` holds packet data.
+    #[inline]
+    pub fn is_data(&self, addr: usize) -> bool {
+        let i = self.data.partition_point(|r| r.start <= addr);
+        i > 0 && self.data[i - 1].contains(&addr)
     }
 
     /// Forget every counter at the start of a measurement window.

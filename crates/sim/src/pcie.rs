@@ -34,6 +34,8 @@ pub struct DirStats {
     pub wire_bytes: u64,
     /// Payload bytes (data, descriptors, completions, doorbell values).
     pub payload_bytes: u64,
+    /// Payload bytes that are packet data (the rest is metadata; Ensō §7.2.4, Figure 10).
+    pub data_bytes: u64,
 }
 
 /// One direction of the link group: a FIFO server.
@@ -179,6 +181,14 @@ impl Pcie {
         self.to_host.stats.wire_bytes += self.completion_wire(len);
         self.to_host.stats.payload_bytes += len;
         now + (self.read_base_ps + self.read_per_byte_ps * len as f64) as u64
+    }
+
+    /// Count `len` bytes just moved by [`Pcie::dma_write`] (`to_host`) or [`Pcie::dma_read`] as packet
+    /// data rather than metadata.
+    #[inline]
+    pub fn count_data(&mut self, to_host: bool, len: u64) {
+        let d = if to_host { &mut self.to_host } else { &mut self.to_device };
+        d.stats.data_bytes += len;
     }
 
     /// Counters towards the host and towards the device.

@@ -148,6 +148,9 @@ impl<'m> SimProbe<'m> {
                 0
             };
             let (issue, done) = self.m.pcie.dma_read(now, len as u64, extra);
+            if self.m.is_data(addr) {
+                self.m.pcie.count_data(false, len as u64);
+            }
             self.now = self.now.max(issue);
             self.last_read.set(self.last_read.get().max(done));
             self.last_dma_read = Some((addr, addr + len, done));
@@ -156,6 +159,9 @@ impl<'m> SimProbe<'m> {
                 mem.nic_write(first, n, now);
             });
             let end = self.m.pcie.dma_write(now, len as u64);
+            if self.m.is_data(addr) {
+                self.m.pcie.count_data(true, len as u64);
+            }
             self.now = self.now.max(end);
         }
     }

@@ -38,8 +38,13 @@ pub struct HitRates {
 pub struct PcieDir {
     /// Wire bytes over capacity.
     pub utilisation: f64,
-    /// Payload Gb/s.
+    /// Payload Gb/s (packet data and metadata).
     pub goodput_gbps: f64,
+    /// Packet data Gb/s (Ensō Figure 10's "goodput").
+    pub data_gbps: f64,
+    /// Share of the payload that is metadata: descriptors, completions, notifications, doorbells (Ensō
+    /// §7.2.4: "up to 39 % of the PCIe read bandwidth" for the E810, below 1.2 % for Ensō).
+    pub metadata_share: f64,
 }
 
 /// PCIe towards the host (DMA writes, read requests) and towards the device (completions, doorbells).
@@ -189,12 +194,24 @@ impl fmt::Display for SimReport {
         row(
             f,
             "PCIe to host",
-            format!("util {}  goodput {:.2} Gbps", pct(p.to_host.utilisation), p.to_host.goodput_gbps),
+            format!(
+                "util {}  goodput {:.2} Gbps ({:.2} Gbps packet data, {} metadata)",
+                pct(p.to_host.utilisation),
+                p.to_host.goodput_gbps,
+                p.to_host.data_gbps,
+                pct(p.to_host.metadata_share)
+            ),
         )?;
         row(
             f,
             "PCIe to device",
-            format!("util {}  goodput {:.2} Gbps", pct(p.to_device.utilisation), p.to_device.goodput_gbps),
+            format!(
+                "util {}  goodput {:.2} Gbps ({:.2} Gbps packet data, {} metadata)",
+                pct(p.to_device.utilisation),
+                p.to_device.goodput_gbps,
+                p.to_device.data_gbps,
+                pct(p.to_device.metadata_share)
+            ),
         )?;
         row(f, "PCIe read latency", format!("{:.0} ns", p.read_latency_ns))?;
         let drops: Vec<String> = self.drops.iter().map(|(k, v)| format!("{k} {v}")).collect();

@@ -86,3 +86,26 @@ fn compressed_completions_save_pcie_bandwidth() {
     let (full, mini) = (wire_per_pkt(false), wire_per_pkt(true));
     assert!((full - mini - 56.0).abs() < 2.0, "{full} vs {mini} B per packet");
 }
+
+/// Ensō §7.2.4, Figure 10: PCIe payload splits into packet data and metadata. privRing's packet data is
+/// each frame once per direction; the rest (descriptors, completions, doorbells) is metadata, a larger
+/// share for small frames. Ensō's pipes count as packet data too.
+#[test]
+fn pcie_payload_splits_into_packet_data_and_metadata() {
+    let report = |design: &str, size: usize| {
+        let mut c = config(1, 2.0, size, 300);
+        c.design = design.into();
+        let r = run(&c).unwrap();
+        assert!(r.drops.is_empty(), "{design}: {:?}", r.drops);
+        r
+    };
+    let big = report("privring", 1518);
+    let per_pkt = |gbps: f64, r: &sim::SimReport| gbps * 1e9 / 8.0 / (r.throughput.mpps * 1e6);
+    assert!((per_pkt(big.pcie.to_host.data_gbps, &big) - 1514.0).abs() < 20.0, "{big}");
+    assert!((per_pkt(big.pcie.to_device.data_gbps, &big) - 1514.0).abs() < 20.0, "{big}");
+    let small = report("privring", 64);
+    assert!(small.pcie.to_device.metadata_share > 2.0 * big.pcie.to_device.metadata_share, "{small}");
+    let enso = report("enso", 64);
+    assert!((per_pkt(enso.pcie.to_host.data_gbps, &enso) - 64.0).abs() < 4.0, "{enso}");
+    assert!(enso.pcie.to_host.metadata_share < small.pcie.to_host.metadata_share, "{enso}");
+}

@@ -79,6 +79,10 @@ impl EnsoDevice {
 
 impl DeviceSide for EnsoDevice {
     #[inline]
+    fn data_regions(&self) -> Vec<std::ops::Range<usize>> {
+        self.threads.iter().flat_map(|t| t.all.iter().map(|p| p.range())).collect()
+    }
+
     fn rx<P: Probe>(&mut self, p: &mut P, queue: QueueId, hash: u32, frame: &[u8]) -> Result<(), DropReason> {
         let th = &mut self.threads[usize::from(queue)];
         // The NIC's flow table steers a flow to one pipe of the thread; rxlab uses the RSS hash's high bits.

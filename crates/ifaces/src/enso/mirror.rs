@@ -57,6 +57,12 @@ unsafe impl Send for Mirror {}
 unsafe impl Sync for Mirror {}
 
 impl Mirror {
+    /// Both mappings' addresses, `[base, base + 2 * size)`.
+    pub fn range(&self) -> std::ops::Range<usize> {
+        let base = self.base.as_ptr() as usize;
+        base..base + 2 * self.size
+    }
+
     /// Map `size` zeroed bytes twice: reserve `2 * size` of address space, then map one memfd object over
     /// each half with `MAP_FIXED | MAP_SHARED`.
     pub fn new(size: usize) -> Result<Mirror, MirrorError> {

@@ -84,6 +84,11 @@ pub struct PipeShared {
 }
 
 impl PipeShared {
+    /// The pipe's memory, both mappings (packet data: what the NIC's DMA moves here is goodput).
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.mem.range()
+    }
+
     /// A pipe over fresh mirrored memory.
     pub fn new(mem: Mirror) -> Arc<PipeShared> {
         Arc::new(PipeShared { mem, head: Line::default(), state: Line::default() })
