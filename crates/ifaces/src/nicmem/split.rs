@@ -73,6 +73,13 @@ struct TxQueue {
     done: Mutex<Vec<TxDesc>>,
 }
 
+/// The NIC takes the oldest posted descriptor, reading it where it is queued.
+fn pop_descriptor<P: Probe>(p: &mut P, tx: &TxQueue) -> Option<TxDesc> {
+    let mut posted = tx.posted.lock().unwrap();
+    p.touch(posted.front()? as *const TxDesc as usize, 64, Access::Read);
+    posted.pop_front()
+}
+
 /// One queue as the NIC sees it.
 #[derive(Debug)]
 struct DevQueue {
@@ -230,8 +237,7 @@ impl DeviceSide for NicMemDevice {
         let mut sent = 0;
         for q in &self.queues {
             while sent < budget {
-                let Some(d) = q.tx.posted.lock().unwrap().pop_front() else { break };
-                p.touch(&d as *const TxDesc as usize, 64, Access::Read);
+                let Some(d) = pop_descriptor(p, &q.tx) else { break };
                 self.scratch.clear();
                 match &d.header {
                     Header::Buf(id, len) => {
@@ -400,11 +406,15 @@ impl DriverSide for NicMemDriver {
                     }
                     (which, id, len)
                 });
-                p.touch(&header as *const Header as usize, 64, Access::Write);
                 descs.push(TxDesc { header, payload });
             }
             let n = descs.len();
-            self.tx.posted.lock().unwrap().extend(descs);
+            let mut posted = self.tx.posted.lock().unwrap();
+            for d in descs {
+                posted.push_back(d);
+                // The descriptor's write, at its place in the queue (a heap address, stable per run).
+                p.touch(posted.back().expect("just queued") as *const TxDesc as usize, 64, Access::Write);
+            }
             n
         })
     }
