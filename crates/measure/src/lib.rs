@@ -2,7 +2,6 @@
 //!
 //! - [`latency`]: per-core HdrHistogram latency recorders, merged at the end of a run, and their summary.
 //! - [`reorder`]: RFC 4737 reordering metrics (ratio, extent, n-reordering) over received sequence numbers.
-//! - [`order`]: the end-of-run delivery invariants: nothing delivered twice, per-flow order kept.
 //! - [`ndr`]: the RFC 2544 no-drop-rate search over any "run one trial at rate r" function.
 //! - [`counters`]: packets, bytes and seconds turned into Mpps and Gbps (Ethernet framing counted).
 //!
@@ -11,11 +10,9 @@
 pub mod counters;
 pub mod latency;
 pub mod ndr;
-pub mod order;
 pub mod reorder;
 
 pub use counters::Throughput;
 pub use latency::{LatencyHistogram, LatencySummary};
 pub use ndr::{NdrConfig, NdrError, NdrResult, Resolution, Trial, TrialRecord};
-pub use order::{DeliveryChecker, Offence, Violation};
 pub use reorder::{ExtentSummary, ReorderReport, ReorderTracker};

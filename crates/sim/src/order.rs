@@ -2,7 +2,7 @@
 //! twice, nothing dropped is delivered, and per-flow order is kept where the design promises it.
 //!
 //! The simulator's sequence numbers are dense (the generator numbers every packet from 0), so this is
-//! cheaper than `measure::DeliveryChecker`'s hashing: one bit per packet says it is resolved (delivered
+//! cheaper than hashing (flow, sequence) pairs: one bit per packet says it is resolved (delivered
 //! or dropped) and one `u32` per packet names its flow, both kept only from the oldest unresolved packet
 //! on (whole 64-packet words are released as they resolve), in rings that double when they must, plus
 //! the last delivered sequence number per flow.
