@@ -191,28 +191,19 @@ impl fmt::Display for SimReport {
         row(f, "NIC LLC hit rate wr/rd", format!("{} / {}", pct(h.nic_write), pct(h.nic_read)))?;
         row(f, "memory GB/s rd/wr", format!("{:.2} / {:.2}", self.memory.read_gbs, self.memory.write_gbs))?;
         let p = &self.pcie;
-        row(
-            f,
-            "PCIe to host",
-            format!(
-                "util {}  goodput {:.2} Gbps ({:.2} Gbps packet data, {} metadata)",
-                pct(p.to_host.utilisation),
-                p.to_host.goodput_gbps,
-                p.to_host.data_gbps,
-                pct(p.to_host.metadata_share)
-            ),
-        )?;
-        row(
-            f,
-            "PCIe to device",
-            format!(
-                "util {}  goodput {:.2} Gbps ({:.2} Gbps packet data, {} metadata)",
-                pct(p.to_device.utilisation),
-                p.to_device.goodput_gbps,
-                p.to_device.data_gbps,
-                pct(p.to_device.metadata_share)
-            ),
-        )?;
+        for (name, d) in [("PCIe to host", &p.to_host), ("PCIe to device", &p.to_device)] {
+            row(
+                f,
+                name,
+                format!(
+                    "util {}  goodput {:.2} Gbps ({:.2} Gbps packet data, {} metadata)",
+                    pct(d.utilisation),
+                    d.goodput_gbps,
+                    d.data_gbps,
+                    pct(d.metadata_share)
+                ),
+            )?;
+        }
         row(f, "PCIe read latency", format!("{:.0} ns", p.read_latency_ns))?;
         let drops: Vec<String> = self.drops.iter().map(|(k, v)| format!("{k} {v}")).collect();
         row(f, "drops", if drops.is_empty() { "none".into() } else { drops.join(", ") })?;

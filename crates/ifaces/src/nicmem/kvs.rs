@@ -336,15 +336,13 @@ impl HotSet {
     /// Get: the response payload for `key` (§4.2.2), or `None` if it is not hot.
     pub fn get<P: Probe>(&mut self, p: &mut P, key: u64) -> Option<Payload<'_>> {
         let h = self.items.get_mut(&key)?;
-        if h.pending.len() < self.min_zero_copy {
+        // A value too short to end a frame, or a stale stable buffer that a descriptor still holds:
+        // answer with the pending value.
+        if h.pending.len() < self.min_zero_copy || (!h.valid && self.nicmem.held(h.buf) != 0) {
             p.touch(h.pending.as_ptr() as usize, h.pending.len(), Access::Read);
             return Some(Payload::Copy(&h.pending));
         }
         if !h.valid {
-            if self.nicmem.held(h.buf) != 0 {
-                p.touch(h.pending.as_ptr() as usize, h.pending.len(), Access::Read);
-                return Some(Payload::Copy(&h.pending));
-            }
             refresh(p, &self.nicmem, h);
         }
         self.nicmem.hold(h.buf);
