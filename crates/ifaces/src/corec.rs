@@ -321,7 +321,7 @@ impl DriverSide for CorecDriver {
 
     fn teardown(&mut self, core: &CoreCtx) {
         let p = &mut NoProbe::default();
-        self.tx.reclaim(p, core);
+        self.tx.teardown(core);
         for id in self.spares.drain(..) {
             core.free(p, id);
         }

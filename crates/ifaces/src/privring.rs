@@ -255,7 +255,7 @@ impl DriverSide for PrivRingDriver {
     }
 
     fn teardown(&mut self, core: &CoreCtx) {
-        self.tx.reclaim(&mut NoProbe::default(), core);
+        self.tx.teardown(core);
         slots::release(&self.ring, self.ring.size().len(), core, "privRing");
     }
 

@@ -359,7 +359,7 @@ impl DriverSide for RxBisectDriver {
 
     fn teardown(&mut self, core: &CoreCtx) {
         let p = &mut NoProbe::default();
-        self.tx.reclaim(p, core);
+        self.tx.teardown(core);
         slots::release(&self.ax, self.ax.size().len(), core, "rxBisect");
         if let Some(id) = self.spare.take() {
             core.free(p, id);

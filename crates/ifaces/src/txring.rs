@@ -2,17 +2,24 @@
 //! rxBisect and COREC all keep per-core Tx rings; rxBisect §4: "RxBisect does not modify the Tx side").
 //!
 //! Software writes a 16-byte descriptor per packet and rings the tail doorbell once per burst. The device
-//! reads descriptors (with the same prefetch cache as receive), DMA-reads the packet, puts it on the wire,
-//! and writes back its head index to host memory once per batch (Intel's Tx head write-back). Software
-//! frees the buffers of sent packets on its next transmit call, as DPDK drivers do.
+//! reads descriptors (with the same prefetch cache as receive), DMA-reads the packet and puts it on the
+//! wire. It reports progress only for descriptors software asked about: DPDK drivers request a
+//! completion on every 32nd descriptor (mlx5's `MLX5_TX_COMP_THRESH` 32; Intel's RS bit every
+//! `tx_rs_thresh` = 32 descriptors), and the device then writes its 4-byte head index to host memory
+//! (Intel's Tx head write-back). Software frees the buffers of sent packets on its next transmit call,
+//! as DPDK drivers do, and so holds up to one threshold's worth of sent buffers.
 
 use crate::arena::{Arena, BufId, Owner};
 use crate::core::CoreCtx;
 use crate::desc::{DescPrefetch, DescRing, PrefetchParams};
 use crate::packet::{Backing, Packet, Parts};
-use crate::probe::{Access, Phase, Probe, in_phase};
+use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
 use crate::sync::{Arc, AtomicU32, Ordering};
+
+/// Descriptors between completion requests: DPDK's mlx5 `MLX5_TX_COMP_THRESH` and the Intel drivers'
+/// default `tx_rs_thresh`, both 32.
+pub const TX_COMPLETION_EVERY: u32 = 32;
 
 /// Head write-back word, in its own cache line.
 #[derive(Debug, Default)]
@@ -23,11 +30,16 @@ struct HeadWriteBack(AtomicU32);
 struct TxShared {
     ring: DescRing,
     head: HeadWriteBack,
+    /// Software requests a completion on every descriptor whose index + 1 is a multiple of this (the
+    /// RS bit set by a fixed rule, so the device can tell from the index). At most half the ring, so
+    /// that a small ring never waits on a request it cannot reach (Intel: `tx_rs_thresh` < ring - 2).
+    completion_every: u32,
 }
 
 /// Build one Tx ring; returns its device and driver halves.
 pub fn tx_ring(size: RingSize, prefetch: PrefetchParams) -> (TxDevice, TxDriver) {
-    let shared = Arc::new(TxShared { ring: DescRing::new(size), head: HeadWriteBack::default() });
+    let completion_every = TX_COMPLETION_EVERY.min(size.get() / 2).max(1);
+    let shared = Arc::new(TxShared { ring: DescRing::new(size), head: HeadWriteBack::default(), completion_every });
     (
         TxDevice { shared: shared.clone(), head: 0, prefetch: DescPrefetch::new(prefetch) },
         TxDriver { shared, tail: 0, reclaimed: 0, shadow: vec![BufId(0); size.len()], full_drops: 0 },
@@ -45,11 +57,21 @@ pub struct TxDriver {
 }
 
 impl TxDriver {
-    /// Free the buffers of packets the device has sent since the last call.
+    /// Free the buffers of packets the device has reported sent since the last call.
     #[inline]
     pub fn reclaim<P: Probe>(&mut self, p: &mut P, core: &CoreCtx) {
-        p.read(&self.shared.head);
+        p.touch(&self.shared.head as *const HeadWriteBack as usize, 4, Access::Read);
         let head = self.shared.head.0.load(Ordering::Acquire);
+        self.free_to(p, core, head);
+    }
+
+    /// Free every buffer still queued, at the end of a run once the device has sent everything (as
+    /// stopping a DPDK Tx queue frees its mbufs): the last ones may never have been reported.
+    pub fn teardown(&mut self, core: &CoreCtx) {
+        self.free_to(&mut NoProbe::default(), core, self.tail);
+    }
+
+    fn free_to<P: Probe>(&mut self, p: &mut P, core: &CoreCtx, head: u32) {
         while self.reclaimed != head {
             let id = self.shadow[self.shared.ring.size().slot(self.reclaimed)];
             core.free(p, id);
@@ -121,7 +143,9 @@ impl TxDevice {
         budget: usize,
     ) -> usize {
         let tail = self.shared.ring.doorbell.read();
+        let every = self.shared.completion_every;
         let mut sent = 0;
+        let mut report = false;
         while self.head != tail && sent < budget {
             let d = self.prefetch.get(p, &self.shared.ring, self.head, tail);
             let addr = d.addr.load(Ordering::Relaxed) as usize;
@@ -130,10 +154,11 @@ impl TxDevice {
             p.touch(addr, len, Access::Read);
             arena.dma_read(id, len, &mut *wire);
             self.head = self.head.wrapping_add(1);
+            report |= self.head.is_multiple_of(every);
             sent += 1;
         }
-        if sent > 0 {
-            p.write(&self.shared.head);
+        if report {
+            p.touch(&self.shared.head as *const HeadWriteBack as usize, 4, Access::Write);
             self.shared.head.0.store(self.head, Ordering::Release);
         }
         sent

@@ -89,23 +89,25 @@ fn compressed_completions_save_pcie_bandwidth() {
 
 /// Ensō §7.2.4, Figure 10: PCIe payload splits into packet data and metadata. privRing's packet data is
 /// each frame once per direction; the rest (descriptors, completions, doorbells) is metadata, a larger
-/// share for small frames. Ensō's pipes count as packet data too.
+/// share for small frames. Ensō's pipes count as packet data too, and its notifications cost less per
+/// packet than privRing's completions once a notification covers several packets: under load, as in
+/// Figure 10 (at 5 Gbps of 64 B frames one core sees a few packets per notification).
 #[test]
 fn pcie_payload_splits_into_packet_data_and_metadata() {
-    let report = |design: &str, size: usize| {
-        let mut c = config(1, 2.0, size, 300);
+    let report = |design: &str, size: usize, gbps: f64| {
+        let mut c = config(1, gbps, size, 300);
         c.design = design.into();
         let r = run(&c).unwrap();
         assert!(r.drops.is_empty(), "{design}: {:?}", r.drops);
         r
     };
-    let big = report("privring", 1518);
+    let big = report("privring", 1518, 2.0);
     let per_pkt = |gbps: f64, r: &sim::SimReport| gbps * 1e9 / 8.0 / (r.throughput.mpps * 1e6);
     assert!((per_pkt(big.pcie.to_host.data_gbps, &big) - 1514.0).abs() < 20.0, "{big}");
     assert!((per_pkt(big.pcie.to_device.data_gbps, &big) - 1514.0).abs() < 20.0, "{big}");
-    let small = report("privring", 64);
+    let small = report("privring", 64, 5.0);
     assert!(small.pcie.to_device.metadata_share > 2.0 * big.pcie.to_device.metadata_share, "{small}");
-    let enso = report("enso", 64);
+    let enso = report("enso", 64, 5.0);
     assert!((per_pkt(enso.pcie.to_host.data_gbps, &enso) - 64.0).abs() < 4.0, "{enso}");
     assert!(enso.pcie.to_host.metadata_share < small.pcie.to_host.metadata_share, "{enso}");
 }

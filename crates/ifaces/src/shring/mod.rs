@@ -23,7 +23,7 @@ use crate::desc::DescRing;
 use crate::design::{ConfigError, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::packet::Packet;
 use crate::pool::{PoolCache, SharedPool};
-use crate::probe::{NoProbe, Phase, Probe, in_phase};
+use crate::probe::{Phase, Probe, in_phase};
 use crate::slots;
 use crate::sync::Arc;
 use crate::txring::TxDriver;
@@ -243,7 +243,7 @@ impl<R: Repost> DriverSide for ShDriver<R> {
     }
 
     fn teardown(&mut self, core: &CoreCtx) {
-        self.tx.reclaim(&mut NoProbe::default(), core);
+        self.tx.teardown(core);
         if self.leader {
             let ring = self.repost.ring();
             slots::release(ring, ring.size().len(), core, "shRing");
