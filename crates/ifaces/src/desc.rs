@@ -92,18 +92,25 @@ pub struct PrefetchStats {
 }
 
 /// The device's cache of contiguous descriptors `[lo, hi)` (free-running slot indices) of one ring.
+///
+/// Its prefetcher follows the ring: a fetch that starts where the previous one ended (across the wrap
+/// to slot 0 too, since the device knows the ring's base and size) was issued ahead of need, so the
+/// device does not wait for it. Any other fetch (a ring's first, one after software rewrote the
+/// descriptors, RxList's jumps along its links) makes the device wait for the data ([`Probe::depend`]).
 #[derive(Debug, Default)]
 pub struct DescPrefetch {
     params: PrefetchParams,
     lo: u32,
     hi: u32,
+    /// Where the prefetcher's stream stands: the index after the last fetch, if it is still valid.
+    stream: Option<u32>,
     stats: PrefetchStats,
 }
 
 impl DescPrefetch {
     /// An empty cache.
     pub fn new(params: PrefetchParams) -> DescPrefetch {
-        DescPrefetch { params, lo: 0, hi: 0, stats: PrefetchStats::default() }
+        DescPrefetch { params, lo: 0, hi: 0, stream: None, stats: PrefetchStats::default() }
     }
 
     /// Make descriptor index `idx` (free-running; slot = idx mod size) available to the device, fetching
@@ -122,19 +129,25 @@ impl DescPrefetch {
             if contiguous < n as usize {
                 p.touch(ring.slot_addr(0), (n as usize - contiguous) * 16, Access::Read);
             }
-            // The device needs this descriptor's buffer address before it can go on.
-            p.depend();
+            // The device needs this descriptor's buffer address before it can go on, unless the
+            // prefetcher read it ahead.
+            if self.stream != Some(idx) {
+                p.depend();
+            }
             self.lo = idx;
             self.hi = idx.wrapping_add(n);
+            self.stream = Some(self.hi);
             self.stats.fetches += 1;
             self.stats.fetched += u64::from(n);
         }
         ring.desc(ring.size().slot(idx))
     }
 
-    /// Forget cached descriptors (they were consumed, or software rewrote them).
+    /// Forget cached descriptors (they were consumed, or software rewrote them); the next fetch starts a
+    /// new stream.
     pub fn invalidate(&mut self) {
         self.hi = self.lo;
+        self.stream = None;
     }
 
     /// Counters so far.
@@ -162,6 +175,16 @@ mod tests {
         assert_eq!(pf.stats().fetches, 4);
         // The fetch at 13 wraps: slots 13..16 and 0 are two touches of one DMA read.
         assert_eq!(p.touches[0], 2 + 2 + 1);
+        // The device waited for the first fetch and the two jumps; the prefetcher read 4..8 ahead.
+        assert_eq!(p.depends, 3);
+        // The jump to 13 waits; the next fetch, at 17 (slot 1, past the wrap), continues the stream.
+        pf.get(&mut p, &ring, 13, 100);
+        pf.get(&mut p, &ring, 17, 100);
+        assert_eq!(p.depends, 4);
+        // Software rewrote the descriptors: the stream starts over.
+        pf.invalidate();
+        pf.get(&mut p, &ring, 21, 100);
+        assert_eq!(p.depends, 5);
         // Never fetch past what software posted.
         let mut pf = DescPrefetch::new(PrefetchParams { batch: 4 });
         pf.get(&mut p, &ring, 0, 2);

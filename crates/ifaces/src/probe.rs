@@ -56,9 +56,10 @@ pub trait Probe {
     /// The agent's current time in nanoseconds (wall clock live, virtual time in the sim).
     fn now_ns(&self) -> u64;
 
-    /// What follows needs the data of the reads reported so far: the device cannot write a buffer before
-    /// the descriptor that points to it has arrived. The simulator makes the agent wait for its
-    /// outstanding reads; elsewhere this is nothing.
+    /// What follows needs the data of the last read reported: the device cannot write a buffer before the
+    /// descriptor that points to it has arrived (and its prefetcher did not read it ahead, see
+    /// [`crate::desc::DescPrefetch`]). The simulator makes the agent wait for that read; elsewhere this
+    /// is nothing.
     #[inline(always)]
     fn depend(&mut self) {}
 
@@ -149,6 +150,8 @@ pub struct CountingProbe {
     pub mmio: u64,
     /// Lock acquisitions.
     pub locks: u64,
+    /// Waits for a read's data ([`Probe::depend`]).
+    pub depends: u64,
     /// Current phase.
     pub current: Option<Phase>,
     /// Virtual time returned by `now_ns`, advanced by tests.
@@ -162,6 +165,9 @@ impl Probe for CountingProbe {
     }
     fn work(&mut self, cycles: u32) {
         self.cycles += u64::from(cycles);
+    }
+    fn depend(&mut self) {
+        self.depends += 1;
     }
     fn mmio_write(&mut self, _: usize, _: usize) {
         self.mmio += 1;

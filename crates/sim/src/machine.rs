@@ -2,7 +2,6 @@
 
 use crate::addr::AddrMap;
 use crate::memory::Memory;
-use crate::nic::Streams;
 use crate::pcie::Pcie;
 use crate::profile::Profile;
 use rustc_hash::FxHashMap;
@@ -17,8 +16,6 @@ pub struct Machine {
     pub mem: Memory,
     /// The NIC's PCIe links.
     pub pcie: Pcie,
-    /// The NIC's contiguous read prefetcher.
-    pub streams: Streams,
     /// Release time of every lock seen, by address.
     pub locks: FxHashMap<usize, u64>,
     /// Time cores spent waiting for locks, ps.
@@ -45,7 +42,6 @@ impl Machine {
             addr: AddrMap::new(arena.0, arena.1),
             mem: Memory::new(p, cores),
             pcie: Pcie::new(&p.pcie),
-            streams: Streams::default(),
             locks: FxHashMap::default(),
             lock_wait_ps: 0,
             cycle_ps: cycle.round() as u64,

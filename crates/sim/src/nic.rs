@@ -2,11 +2,12 @@
 //! and the Ethernet ports. What the NIC does to memory is the design's device side, run through the
 //! probe; this module decides when it runs.
 //!
-//! Receive: packets wait in the on-NIC buffer in arrival order; the pipeline takes one every
-//! 1/rate and starts its DMA, and it cannot start the next before the link has taken the previous
-//! packet's writes. A packet arriving to a full buffer is dropped (`nic_buffer_full`). Its DMA lands (and
-//! the design's `rx` runs, making it visible to software) one write serialization and one posted-write
-//! latency after the DMA starts.
+//! Receive: packets wait in the on-NIC buffer in arrival order. Two stages follow, overlapped as in any
+//! pipelined NIC: the packet pipeline takes one packet every 1/rate (the profile's Mpps, a datasheet's
+//! per-direction packet rate), and the DMA stage starts a packet's writes once the pipeline is done
+//! with it and the link has taken the previous packet's writes. A packet arriving to a full buffer is
+//! dropped (`nic_buffer_full`). Its DMA lands (and the design's `rx` runs, making it visible to
+//! software) one write serialization and one posted-write latency after the DMA starts.
 //!
 //! Transmit: a doorbell wakes the engine when it reaches the NIC; each run sends up to one descriptor
 //! fetch's worth of packets and reschedules itself while software has more queued. A packet leaves on
@@ -17,41 +18,6 @@ use crate::profile::Profile;
 use std::collections::VecDeque;
 use wire::frame::wire_bits;
 
-/// Descriptor streams the prefetcher follows at once: more than the rings of a 16-core run of any
-/// design (an Rx and a Tx ring per core, rxBisect's Ax rings).
-const STREAMS: usize = 64;
-
-/// The NIC's contiguous descriptor prefetcher, as far as timing goes: a fetch that starts where an
-/// earlier fetch ended continues a stream (the next descriptors of a ring) that the NIC read ahead of
-/// need. Fully associative over host addresses with first-in-first-out replacement, so its behaviour
-/// depends only on the order of fetches, never on where the host put the rings.
-#[derive(Debug, Clone)]
-pub struct Streams {
-    ends: [usize; STREAMS],
-    next: usize,
-}
-
-impl Default for Streams {
-    fn default() -> Self {
-        Streams { ends: [usize::MAX; STREAMS], next: 0 }
-    }
-}
-
-impl Streams {
-    /// A fetch of host bytes `[start, end)`: whether it continues a stream. Its end becomes that
-    /// stream's end, or a new stream's.
-    #[inline]
-    pub fn continues(&mut self, start: usize, end: usize) -> bool {
-        if let Some(e) = self.ends.iter_mut().find(|e| **e == start) {
-            *e = end;
-            return true;
-        }
-        self.ends[self.next] = end;
-        self.next = (self.next + 1) % STREAMS;
-        false
-    }
-}
-
 /// NIC timing state.
 #[derive(Debug, Clone)]
 pub struct Nic {
@@ -60,8 +26,10 @@ pub struct Nic {
     buffer: usize,
     backlog: VecDeque<(u64, u32)>,
     backlog_bytes: usize,
-    /// When the receive pipeline can start the next packet.
-    pub rx_free: u64,
+    /// When the receive pipeline can take the next packet.
+    pipe_free: u64,
+    /// When the receive DMA stage can start the next packet's writes.
+    dma_free: u64,
     /// When the transmit engine can run again.
     pub tx_free: u64,
     /// Time of the scheduled transmit run, if any (a run scheduled earlier replaces it).
@@ -80,7 +48,8 @@ impl Nic {
             buffer: p.nic.rx_buffer,
             backlog: VecDeque::new(),
             backlog_bytes: 0,
-            rx_free: 0,
+            pipe_free: 0,
+            dma_free: 0,
             tx_free: 0,
             tx_wake: None,
             tx_batch: p.nic.prefetch.max(1) as usize,
@@ -103,18 +72,19 @@ impl Nic {
         if self.backlog_bytes + len > self.buffer {
             return None;
         }
-        let start = arrival.max(self.rx_free) + self.pkt_ps;
+        self.pipe_free = arrival.max(self.pipe_free) + self.pkt_ps;
+        let start = self.pipe_free.max(self.dma_free);
+        // The packet holds its buffer space until its DMA starts.
         self.backlog.push_back((start, len as u32));
         self.backlog_bytes += len;
-        // Until the DMA of this packet has run, the pipeline is busy at least until `start`.
-        self.rx_free = start;
+        self.dma_free = start;
         Some(start)
     }
 
-    /// The receive DMA that started at `start` finished issuing its writes at `end`.
+    /// The receive DMA admitted last finished issuing its writes at `end`.
     #[inline]
     pub fn finish_rx(&mut self, end: u64) {
-        self.rx_free = self.rx_free.max(end);
+        self.dma_free = self.dma_free.max(end);
     }
 
     /// A frame of `frame_len` bytes (FCS included) whose data is at the NIC at `ready` goes out;
@@ -144,16 +114,11 @@ mod tests {
         assert_eq!(n.admit(1_000_000, 1500), Some(3_000_000));
         n.finish_rx(5_000_000);
         assert_eq!(n.admit(5_000_000, 64), Some(6_000_000));
-    }
-
-    #[test]
-    fn contiguous_reads_continue_a_stream_and_jumps_do_not() {
-        let mut s = Streams::default();
-        assert!(!s.continues(1600, 1728));
-        assert!(s.continues(1728, 1856));
-        assert!(!s.continues(0, 128));
-        assert!(s.continues(1856, 1872));
-        assert!(s.continues(128, 256));
+        // The pipeline works on the next packet while the link still takes this one's writes.
+        n.finish_rx(8_000_000);
+        assert_eq!(n.admit(6_000_000, 64), Some(8_000_000));
+        n.finish_rx(8_500_000);
+        assert_eq!(n.admit(6_000_000, 64), Some(8_500_000));
     }
 
     #[test]

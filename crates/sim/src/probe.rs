@@ -8,10 +8,8 @@
 //! - NIC touches are DMA: writes go through DDIO and are serialized on PCIe (the NIC's clock moves to
 //!   the end of the write); reads look up the LLC (DRAM on a miss, adding the DRAM latency beyond an
 //!   LLC hit), wait for a free read slot, and complete a PCIe round trip later without stalling the NIC.
-//! - `depend` (after a descriptor fetch) makes the NIC wait for the fetch's data, unless the fetch
-//!   continues where an earlier fetch ended: the NIC's contiguous descriptor prefetcher issued that one
-//!   ahead of need, so its latency is hidden ([`crate::nic::Streams`]). What stalls is a jump: RxList's
-//!   linked descriptors, a ring's wrap to slot 0, a ring's first fetch.
+//! - `depend` (after a descriptor fetch the NIC's prefetcher did not issue ahead of need, which the
+//!   design's prefetch cache decides) makes the NIC wait for the fetch's data.
 //! - MMIO writes (doorbells) cross PCIe towards the device; the core does not wait for them.
 //! - NIC memory (nicmem §4.1, [`Machine::nicmem`]): the NIC reads and writes it without crossing PCIe
 //!   or touching host caches (no cost beyond its pipeline time); a core's reads of it are uncached, one
@@ -44,8 +42,8 @@ pub struct SimProbe<'m> {
     phase: Phase,
     phase_ps: [u64; Phase::ALL.len()],
     last_read: &'m Cell<u64>,
-    /// The NIC's latest read in this step: host start and end address, completion time.
-    last_dma_read: Option<(usize, usize, u64)>,
+    /// Completion time of the NIC's latest read in this step.
+    last_dma_read: Option<u64>,
     doorbell_at: Option<u64>,
 }
 
@@ -134,7 +132,7 @@ impl<'m> SimProbe<'m> {
         if self.m.nicmem.contains(&addr) {
             // On the NIC: nothing crosses PCIe; a read's data is at hand now.
             if access == Access::Read {
-                self.last_dma_read = Some((addr, addr + len, now));
+                self.last_dma_read = Some(now);
             }
             return;
         }
@@ -153,7 +151,7 @@ impl<'m> SimProbe<'m> {
             }
             self.now = self.now.max(issue);
             self.last_read.set(self.last_read.get().max(done));
-            self.last_dma_read = Some((addr, addr + len, done));
+            self.last_dma_read = Some(done);
         } else {
             self.m.addr.runs(addr, len, |first, n| {
                 mem.nic_write(first, n, now);
@@ -213,9 +211,7 @@ impl Probe for SimProbe<'_> {
 
     #[inline]
     fn depend(&mut self) {
-        if let Some((start, end, done)) = self.last_dma_read.take()
-            && !self.m.streams.continues(start, end)
-        {
+        if let Some(done) = self.last_dma_read.take() {
             self.now = self.now.max(done);
         }
     }
