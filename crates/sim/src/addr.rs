@@ -2,7 +2,10 @@
 //! allocator happened to put things, so that the same run gives the same result in any process.
 //!
 //! - The packet buffer arena keeps its layout: an address in it maps to the same offset from a fixed
-//!   base (buffers stay 2 KiB apart, as DPDK's hugepage-backed mbufs are physically).
+//!   base (buffers stay 2 KiB apart, as DPDK's hugepage-backed mbufs are physically). So do the other
+//!   regions that hold packet data ([`AddrMap::add_region`]: Ensō's pipes), each from its own
+//!   page-aligned base: they are physically contiguous buffers, which the cores' prefetchers stream
+//!   through, not heap objects to be numbered in the order the NIC happened to touch them.
 //! - Every other 16-byte chunk (rings, completions, pools, app tables) gets the next free simulated chunk
 //!   the first time it is touched; four consecutive simulated chunks make a line. 16 bytes is the
 //!   alignment the host allocator guarantees, so which elements share a chunk never depends on where an
@@ -19,6 +22,10 @@ use rustc_hash::FxHashMap;
 
 /// First simulated line of the arena (byte address 2^40).
 const ARENA_LINE: u64 = 1 << 34;
+/// First simulated line of the data regions (byte address 2^41).
+const REGION_LINE: u64 = 1 << 35;
+/// Lines per 4 KiB page: data regions start on a page.
+const PAGE_LINES: u64 = 64;
 /// First simulated chunk handed out on first touch (byte address 2^36).
 const HEAP_CHUNK: u64 = 1 << 32;
 /// Bytes per chunk.
@@ -36,6 +43,10 @@ const RECENT: usize = 64;
 #[derive(Debug, Clone)]
 pub struct AddrMap {
     arena: (usize, usize),
+    /// Data regions: host start, length, first simulated line; sorted by start.
+    regions: Vec<(usize, usize, u64)>,
+    /// The first simulated line of the next region.
+    next_region: u64,
     /// Host page number -> index into `tables`.
     pages: FxHashMap<usize, u32>,
     /// Per touched host page, the simulated chunk of each of its chunks, as an offset from
@@ -51,11 +62,33 @@ impl AddrMap {
     pub fn new(arena_base: usize, arena_len: usize) -> AddrMap {
         AddrMap {
             arena: (arena_base, arena_len),
+            regions: Vec::new(),
+            next_region: REGION_LINE,
             pages: FxHashMap::default(),
             tables: Vec::new(),
             recent: [(usize::MAX, 0); RECENT],
             next: 0,
         }
+    }
+
+    /// Keep the layout of host memory `[start, start + len)` (disjoint from the arena and from earlier
+    /// regions), from the next free page of simulated memory.
+    pub fn add_region(&mut self, start: usize, len: usize) {
+        let first = self.next_region;
+        self.next_region += (len as u64).div_ceil(64).div_ceil(PAGE_LINES) * PAGE_LINES;
+        let at = self.regions.partition_point(|r| r.0 < start);
+        self.regions.insert(at, (start, len, first));
+    }
+
+    /// The region holding `addr`, if any.
+    #[inline(always)]
+    fn region(&self, addr: usize) -> Option<(usize, u64)> {
+        if self.regions.is_empty() {
+            return None;
+        }
+        let i = self.regions.partition_point(|r| r.0 <= addr);
+        let &(start, len, first) = self.regions.get(i.checked_sub(1)?)?;
+        (addr - start < len).then_some((addr - start, first))
     }
 
     /// Call `f` with each run of consecutive simulated lines (first line, count) that `len` bytes at
@@ -68,6 +101,11 @@ impl AddrMap {
         if off < self.arena.1 {
             let (a, b) = ((off / 64) as u64, ((off + len - 1) / 64) as u64);
             f(ARENA_LINE + a, b - a + 1);
+            return b - a + 1;
+        }
+        if let Some((off, first)) = self.region(addr) {
+            let (a, b) = ((off / 64) as u64, ((off + len - 1) / 64) as u64);
+            f(first + a, b - a + 1);
             return b - a + 1;
         }
         // The current run (first line, length) and the last line seen.
@@ -129,6 +167,19 @@ mod tests {
         let n = m.runs(addr, len, |first, n| v.extend(first..first + n));
         assert_eq!(n, v.len() as u64);
         v
+    }
+
+    #[test]
+    fn data_regions_keep_their_layout_from_page_aligned_bases() {
+        let mut m = AddrMap::new(0x10_0000, 8192);
+        m.add_region(0x7f00_0000, 4096 + 64);
+        m.add_region(0x5000_0000, 128);
+        assert_eq!(lines(&mut m, 0x7f00_0000 + 60, 8), [REGION_LINE, REGION_LINE + 1]);
+        assert_eq!(lines(&mut m, 0x7f00_0000 + 4096, 64), [REGION_LINE + 64]);
+        // The second region starts on the next free simulated page.
+        assert_eq!(lines(&mut m, 0x5000_0040, 4), [REGION_LINE + 128 + 1]);
+        // Outside every region: numbered on first touch.
+        assert_eq!(lines(&mut m, 0x6000_0000, 4), [HEAP_CHUNK / 4]);
     }
 
     #[test]

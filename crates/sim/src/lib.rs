@@ -4,7 +4,8 @@
 //!
 //! Read in this order: [`run`] and [`SimConfig`] (what a run is), [`engine`] (the event loop and its
 //! agents), [`probe`] (how reported accesses become time), then the hardware models it charges:
-//! [`memory`] (caches, coherence and DDIO over [`cache`]), [`dram`], [`pcie`], [`nic`], all
+//! [`memory`] (caches, coherence and DDIO over [`cache`], the cores' [`prefetcher`]s), [`dram`], [`pcie`],
+//! [`nic`], all
 //! parameterised by a machine [`profile`]. [`report`] is what comes out; [`order`] checks deliveries
 //! and [`sampler`] feeds a design's controller.
 //!
@@ -26,6 +27,7 @@ pub mod memory;
 pub mod nic;
 pub mod order;
 pub mod pcie;
+pub mod prefetcher;
 pub mod probe;
 pub mod profile;
 pub mod report;

@@ -52,9 +52,12 @@ impl Machine {
         }
     }
 
-    /// Add regions of host memory that hold packet data.
+    /// Add regions of host memory that hold packet data (their layout is kept in simulated memory).
     pub fn add_data_regions(&mut self, regions: impl IntoIterator<Item = Range<usize>>) {
-        self.data.extend(regions);
+        for r in regions {
+            self.addr.add_region(r.start, r.len());
+            self.data.push(r);
+        }
         self.data.sort_by_key(|r| r.start);
     }
 

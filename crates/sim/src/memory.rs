@@ -11,9 +11,13 @@
 //!   to DRAM when DDIO is off. NIC reads hit the LLC or read DRAM without allocating. Partial-line DMA
 //!   writes are treated as whole-line writes.
 //! - Dirty lines evicted from the LLC are written back to DRAM.
+//! - Hardware prefetches ([`crate::prefetcher`]) fill the caches at once, as if they had been issued far
+//!   enough ahead (the streamer runs up to 20 lines ahead of the loads); they pay LLC and DRAM traffic
+//!   and are counted apart from demand accesses.
 
 use crate::cache::{Miss, SetAssoc, Shootdown, Slot};
 use crate::dram::Dram;
+use crate::prefetcher::Prefetcher;
 use crate::profile::{LINE, Profile};
 use serde::Serialize;
 
@@ -34,6 +38,9 @@ pub struct MemStats {
     pub transfers: u64,
     /// Write-upgrades that invalidated other cores' copies.
     pub invalidations: u64,
+    /// Lines the hardware prefetchers brought into a core's caches: from the LLC or another core, from
+    /// DRAM.
+    pub prefetches: (u64, u64),
 }
 
 /// Latencies in picoseconds.
@@ -57,6 +64,8 @@ pub struct Memory {
     /// Scratch list of a NIC write run's lines whose core copies must be dropped.
     shootdowns: Vec<Shootdown>,
     ddio_mask: u16,
+    /// Each core's hardware prefetchers, if the profile runs them.
+    prefetchers: Option<Vec<Prefetcher>>,
     lat: Lat,
     /// Main memory.
     pub dram: Dram,
@@ -88,6 +97,7 @@ impl Memory {
             shootdowns: Vec::new(),
             llc,
             ddio_mask,
+            prefetchers: c.hw_prefetch.then(|| vec![Prefetcher::default(); cores]),
             lat: Lat {
                 l1: ps(c.l1d.latency_cycles),
                 l2: ps(c.l2.latency_cycles),
@@ -107,6 +117,49 @@ impl Memory {
     /// Core `core` accesses `line` at `now`; returns the access latency in ps.
     #[inline]
     pub fn cpu_access(&mut self, core: usize, line: u64, op: Op, now: u64) -> u64 {
+        let (cost, l1_missed) = self.demand(core, line, op, now);
+        if let Some(pf) = &mut self.prefetchers {
+            let p = &mut pf[core];
+            let next = p.dcu(line);
+            let (lines, n) = if l1_missed { p.l2_lookup(line) } else { ([0; 2], 0) };
+            if let Some(next) = next {
+                self.prefetch(core, next, true, now);
+            }
+            for &l in &lines[..n] {
+                self.prefetch(core, l, false, now);
+            }
+        }
+        cost
+    }
+
+    /// A hardware prefetch of `line` into `core`'s L2, and its L1 too if `l1`: a read fill, counted apart.
+    fn prefetch(&mut self, core: usize, line: u64, l1: bool, now: u64) {
+        let l1_miss = if l1 {
+            match self.l1[core].access(line) {
+                Ok(_) => return,
+                Err(m) => Some(m),
+            }
+        } else {
+            None
+        };
+        if let Err(l2_miss) = self.l2[core].access(line) {
+            let (demand, dram) = (self.stats.llc, self.dram.read_bytes);
+            self.llc_access(core, line, false, now);
+            self.fill_l2(core, l2_miss, false, now);
+            let from_dram = self.dram.read_bytes > dram;
+            self.stats.llc = demand;
+            self.stats.prefetches.0 += u64::from(!from_dram);
+            self.stats.prefetches.1 += u64::from(from_dram);
+        }
+        if let Some(m) = l1_miss {
+            let l1 = &mut self.l1[core];
+            l1.install(m, l1.all_ways(), false);
+        }
+    }
+
+    /// The demand access of [`Memory::cpu_access`]; also says whether it missed the L1.
+    #[inline]
+    fn demand(&mut self, core: usize, line: u64, op: Op, now: u64) -> (u64, bool) {
         let write = op == Op::Write;
         let l1_miss = match self.l1[core].access(line) {
             Ok(h) => {
@@ -119,7 +172,7 @@ impl Memory {
                         self.l2[core].set_dirty(s2, true);
                     }
                 }
-                return cost;
+                return (cost, false);
             }
             Err(miss) => miss,
         };
@@ -148,7 +201,7 @@ impl Memory {
         // may have lost a line to the L2 fill since the lookup; the victim is chosen now.)
         let l1 = &mut self.l1[core];
         l1.install(l1_miss, l1.all_ways(), write);
-        cost
+        (cost, true)
     }
 
     /// The cores that may hold the line in LLC slot `s` privately.

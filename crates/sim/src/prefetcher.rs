@@ -1,0 +1,173 @@
+//! A core's hardware data prefetchers, the ones Ensō's pipes are built to please (Ensō §2 "chaotic memory
+//! access", §7.2.3: scattered buffers "reduce the effectiveness of hardware prefetchers (e.g., streaming
+//! prefetcher)"). Both follow [OPT] (Intel Optimization Reference Manual, "Data Prefetching", Sandy
+//! Bridge and later cores, Skylake Server included):
+//!
+//! - The L1 DCU prefetcher fetches the next line into the L1 when a load is ascending to very recently
+//!   loaded data: here, an access to the line after one of the core's last [`RECENT`] lines.
+//! - The L2 streamer watches the L1's misses (its L2 lookups) for ascending or descending addresses
+//!   within a 4 KiB page. It tracks up to 32 streams, one per page and direction, issues up to two
+//!   prefetches per lookup, runs up to 20 lines ahead of the loads, and never crosses a 4 KiB page.
+//!
+//! Neither does more than say which lines to fetch; [`crate::memory::Memory`] fetches them, so they cost
+//! LLC and DRAM traffic like any other fill and a DMA write still invalidates what they brought in.
+
+/// Lines the DCU prefetcher remembers as very recently loaded.
+pub const RECENT: usize = 4;
+/// Lines per 4 KiB page, the prefetchers' horizon.
+const PAGE_LINES: u64 = 64;
+/// Streams the L2 streamer tracks ([OPT]: 32).
+const STREAMS: usize = 32;
+/// How far ahead of the loads the streamer runs, in lines ([OPT]: 20).
+const DISTANCE: u64 = 20;
+/// Prefetches the streamer issues per L2 lookup ([OPT]: two).
+const PER_LOOKUP: usize = 2;
+
+/// One tracked stream: a page, the last line offset looked up in it, and once confirmed its direction
+/// and the next line offset to prefetch.
+#[derive(Debug, Clone, Copy, Default)]
+struct Stream {
+    page: u64,
+    last: u8,
+    /// +1 ascending, -1 descending, 0 not yet confirmed.
+    dir: i8,
+    next: u8,
+    used: u32,
+    valid: bool,
+}
+
+/// Lines one lookup asks to prefetch.
+pub type Lines = ([u64; PER_LOOKUP], usize);
+
+/// The prefetchers of one core.
+#[derive(Debug, Clone)]
+pub struct Prefetcher {
+    streams: [Stream; STREAMS],
+    clock: u32,
+    /// The last distinct lines accessed, most recent first.
+    recent: [u64; RECENT],
+}
+
+impl Default for Prefetcher {
+    fn default() -> Self {
+        Prefetcher { streams: [Stream::default(); STREAMS], clock: 0, recent: [u64::MAX; RECENT] }
+    }
+}
+
+impl Prefetcher {
+    /// The core accesses `line`: the line the DCU prefetcher fetches into the L1, if any.
+    #[inline]
+    pub fn dcu(&mut self, line: u64) -> Option<u64> {
+        if self.recent[0] == line {
+            return None;
+        }
+        let ascending = self.recent.contains(&line.wrapping_sub(1));
+        self.recent.copy_within(0..RECENT - 1, 1);
+        self.recent[0] = line;
+        let next = line + 1;
+        (ascending && !next.is_multiple_of(PAGE_LINES)).then_some(next)
+    }
+
+    /// The L1 missed `line` and looks it up in the L2: the lines the streamer prefetches into the L2.
+    #[inline]
+    pub fn l2_lookup(&mut self, line: u64) -> Lines {
+        let (page, off) = (line / PAGE_LINES, (line % PAGE_LINES) as u8);
+        self.clock = self.clock.wrapping_add(1);
+        let mut out = ([0; PER_LOOKUP], 0);
+        let Some(i) = self.streams.iter().position(|s| s.valid && s.page == page) else {
+            // A new stream replaces an unused entry, else the least recently used one.
+            let clock = self.clock;
+            let victim = self
+                .streams
+                .iter_mut()
+                .min_by_key(|s| (s.valid, u32::MAX - clock.wrapping_sub(s.used)))
+                .expect("streams exist");
+            *victim = Stream { page, last: off, dir: 0, next: 0, used: clock, valid: true };
+            return out;
+        };
+        let s = &mut self.streams[i];
+        s.used = self.clock;
+        if s.dir == 0 {
+            // Two lookups to adjacent lines confirm a direction.
+            s.dir = match i16::from(off) - i16::from(s.last) {
+                1 => 1,
+                -1 => -1,
+                _ => 0,
+            };
+            s.next = off;
+        }
+        let ahead = i16::from(off) - i16::from(s.last);
+        s.last = off;
+        if s.dir == 0 || ahead.signum() != i16::from(s.dir) && ahead != 0 {
+            return out;
+        }
+        // Move the prefetch point past this load, then issue up to two lines, at most DISTANCE ahead.
+        let step = |x: u8| i16::from(x) + i16::from(s.dir);
+        let mut next =
+            if (step(off) - i16::from(s.next)) * i16::from(s.dir) > 0 { step(off) } else { i16::from(s.next) };
+        while out.1 < PER_LOOKUP
+            && (0..PAGE_LINES as i16).contains(&next)
+            && (next - i16::from(off)).unsigned_abs() as u64 <= DISTANCE
+        {
+            out.0[out.1] = page * PAGE_LINES + next as u64;
+            out.1 += 1;
+            next += i16::from(s.dir);
+        }
+        s.next = next.clamp(0, PAGE_LINES as i16 - 1) as u8;
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(l: Lines) -> Vec<u64> {
+        l.0[..l.1].to_vec()
+    }
+
+    #[test]
+    fn dcu_fetches_the_next_line_of_an_ascending_walk_within_the_page() {
+        let mut p = Prefetcher::default();
+        assert_eq!(p.dcu(100), None);
+        assert_eq!(p.dcu(101), Some(102));
+        assert_eq!(p.dcu(101), None, "the same line again");
+        // Other lines in between: 102 still follows a very recent line.
+        assert_eq!(p.dcu(7000), None);
+        assert_eq!(p.dcu(102), Some(103));
+        assert_eq!(p.dcu(50), None);
+        assert_eq!(p.dcu(62), None);
+        assert_eq!(p.dcu(63), None, "line 64 is the next page");
+    }
+
+    #[test]
+    fn streamer_confirms_a_direction_then_runs_ahead_two_lines_per_lookup() {
+        let mut p = Prefetcher::default();
+        assert!(lines(p.l2_lookup(640)).is_empty(), "first lookup of the page");
+        assert_eq!(lines(p.l2_lookup(641)), [642, 643]);
+        assert_eq!(lines(p.l2_lookup(642)), [644, 645]);
+        // Never more than 20 lines ahead of the load.
+        for l in 643..650 {
+            p.l2_lookup(l);
+        }
+        assert_eq!(lines(p.l2_lookup(650)), [660, 661]);
+        for _ in 0..6 {
+            p.l2_lookup(650);
+        }
+        assert_eq!(lines(p.l2_lookup(651)), [671]);
+        // A descending stream on another page.
+        p.l2_lookup(2 * 64 + 30);
+        assert_eq!(lines(p.l2_lookup(2 * 64 + 29)), [2 * 64 + 28, 2 * 64 + 27]);
+    }
+
+    #[test]
+    fn streamer_stops_at_the_page_end_and_ignores_scattered_lookups() {
+        let mut p = Prefetcher::default();
+        p.l2_lookup(62);
+        assert_eq!(lines(p.l2_lookup(63)), Vec::<u64>::new());
+        let mut q = Prefetcher::default();
+        for l in [5, 9, 2, 40, 17] {
+            assert!(lines(q.l2_lookup(l)).is_empty());
+        }
+    }
+}
