@@ -177,6 +177,7 @@ mod tests {
             params: BTreeMap::from([("label".to_string(), label.into())]),
             metrics: BTreeMap::from([("g".to_string(), gbps.into())]),
             error: None,
+            build: String::new(),
         }
     }
 

@@ -4,6 +4,7 @@
 //! stderr that names the input and what to do, and exit code 2; no panic reaches the user.
 
 mod advise;
+mod build;
 mod claim;
 mod compare;
 mod experiment;

@@ -275,6 +275,10 @@ pub fn run(p: &Params) -> Result<Outcome> {
 pub fn id(p: &Params) -> String {
     let unlabelled = Params { label: None, ..p.clone() };
     let bytes = serde_json::to_vec(&unlabelled).expect("Params serialise to JSON");
-    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
-    format!("{hash:016x}")
+    format!("{:016x}", fnv1a(&bytes))
+}
+
+/// 64-bit FNV-1a of `bytes`.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
 }

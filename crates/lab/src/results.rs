@@ -29,6 +29,9 @@ pub struct Row {
     /// Why the run failed, if it did (the point is retried on the next run).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The rxlab build that ran it ([`crate::build::id`]).
+    #[serde(default)]
+    pub build: String,
 }
 
 impl Row {
@@ -39,7 +42,7 @@ impl Row {
             Ok(v) => (with_derived(flatten(v)), None),
             Err(e) => (BTreeMap::new(), Some(e)),
         };
-        Row { index: point.index, id: point.id.clone(), params, metrics, error }
+        Row { index: point.index, id: point.id.clone(), params, metrics, error, build: crate::build::id().into() }
     }
 
     /// A metric as a number (`None` when missing or not numeric).

@@ -77,7 +77,15 @@ pub fn run(a: SweepArgs) -> Result<()> {
 pub fn sweep(exp: &Experiment, points: &[Point], dir: &Path, jobs: Option<usize>) -> Result<Vec<Row>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}: check the path", dir.display()))?;
     std::fs::write(dir.join(EXPERIMENT_FILE), &exp.source)?;
-    let done = results::finished(results::load_points(dir)?);
+    let (done, stale): (Vec<Row>, Vec<Row>) =
+        results::finished(results::load_points(dir)?).into_iter().partition(|r| r.build == crate::build::id());
+    if !stale.is_empty() {
+        eprintln!(
+            "note: {} finished points in {} come from another rxlab build; running them again",
+            stale.len(),
+            dir.display()
+        );
+    }
     let done_ids: HashSet<&str> = done.iter().map(|r| r.id.as_str()).collect();
     let pending: Vec<&Point> = points.iter().filter(|p| !done_ids.contains(p.id.as_str())).collect();
     let log = PointLog::open(dir)?;
