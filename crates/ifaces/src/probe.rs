@@ -46,6 +46,12 @@ pub trait Probe {
     fn work(&mut self, cycles: u32);
     /// A posted MMIO write of `len` bytes to a device register at `addr` (a doorbell).
     fn mmio_write(&mut self, addr: usize, len: usize);
+    /// A software prefetch (DPDK's `rte_prefetch0`) of the lines of `len` bytes at `addr`: the core
+    /// starts filling them and goes on, so the touches that follow find them in its cache. The
+    /// simulator charges the fills at the rate the core's fill buffers allow; live, it is the
+    /// instruction itself; elsewhere nothing.
+    #[inline(always)]
+    fn prefetch(&mut self, _addr: usize, _len: usize) {}
     /// A lock at `addr` is acquired (after the atomic that took it); the sim makes the agent wait for the
     /// holder's release in virtual time.
     fn lock(&mut self, addr: usize);
@@ -123,6 +129,20 @@ impl Probe for NoProbe {
     fn work(&mut self, _: u32) {}
     #[inline(always)]
     fn mmio_write(&mut self, _: usize, _: usize) {}
+    #[inline(always)]
+    fn prefetch(&mut self, addr: usize, len: usize) {
+        #[cfg(target_arch = "x86_64")]
+        for line in (addr & !63..addr + len).step_by(64) {
+            // SAFETY: a prefetch is a hint that never faults, whatever the address; SSE is part of the
+            // x86_64 baseline.
+            #[allow(unsafe_code)]
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(line as *const i8)
+            };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (addr, len);
+    }
     #[inline(always)]
     fn lock(&mut self, _: usize) {}
     #[inline(always)]

@@ -26,6 +26,8 @@ pub struct Machine {
     pub cycle_ps_f: f64,
     /// A locked read-modify-write's cost beyond its access, ps.
     pub atomic_ps: u64,
+    /// L1D fill buffers per core (how many prefetch fills overlap).
+    pub fill_buffers: u64,
     /// Host addresses of the NIC's own memory (nicmem §4.1), empty if the design has none: NIC accesses
     /// to it stay on the NIC, core accesses cross PCIe uncached ([`crate::probe`]).
     pub nicmem: Range<usize>,
@@ -47,6 +49,7 @@ impl Machine {
             cycle_ps: cycle.round() as u64,
             cycle_ps_f: cycle,
             atomic_ps: (f64::from(p.cpu.atomic_cycles) * cycle) as u64,
+            fill_buffers: u64::from(p.cpu.fill_buffers.max(1)),
             nicmem: 0..0,
             data: std::iter::once(arena.0..arena.0 + arena.1).collect(),
         }

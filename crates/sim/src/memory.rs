@@ -114,6 +114,11 @@ impl Memory {
         self.lat.llc
     }
 
+    /// L1 hit latency, ps.
+    pub fn l1_latency_ps(&self) -> u64 {
+        self.lat.l1
+    }
+
     /// Core `core` accesses `line` at `now`; returns the access latency in ps.
     #[inline]
     pub fn cpu_access(&mut self, core: usize, line: u64, op: Op, now: u64) -> u64 {

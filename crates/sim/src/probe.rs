@@ -10,6 +10,9 @@
 //!   LLC hit), wait for a free read slot, and complete a PCIe round trip later without stalling the NIC.
 //! - `depend` (after a descriptor fetch the NIC's prefetcher did not issue ahead of need, which the
 //!   design's prefetch cache decides) makes the NIC wait for the fetch's data.
+//! - A core's software prefetch fills its lines at once and costs, per line that missed the L1, the fill
+//!   latency divided by the core's fill buffers: the rate at which overlapping fills complete (Little's
+//!   law). A line already in the L1 costs a cycle. NIC memory is uncached and is not prefetched.
 //! - MMIO writes (doorbells) cross PCIe towards the device; the core does not wait for them.
 //! - NIC memory (nicmem §4.1, [`Machine::nicmem`]): the NIC reads and writes it without crossing PCIe
 //!   or touching host caches (no cost beyond its pipeline time); a core's reads of it are uncached, one
@@ -179,6 +182,24 @@ impl Probe for SimProbe<'_> {
         if let Agent::Core(_) = self.agent {
             self.charge((f64::from(cycles) * self.m.cycle_ps_f).round() as u64);
         }
+    }
+
+    #[inline]
+    fn prefetch(&mut self, addr: usize, len: usize) {
+        let Agent::Core(c) = self.agent else { return };
+        if self.m.nicmem.contains(&addr) {
+            return;
+        }
+        let (mem, now, cycle, fb) = (&mut self.m.mem, self.now, self.m.cycle_ps, self.m.fill_buffers);
+        let l1 = mem.l1_latency_ps();
+        let mut cost = 0;
+        self.m.addr.runs(addr, len, |first, n| {
+            for line in first..first + n {
+                let lat = mem.cpu_access(usize::from(c), line, Op::Read, now);
+                cost += if lat <= l1 { cycle } else { lat / fb };
+            }
+        });
+        self.charge(cost);
     }
 
     #[inline]

@@ -56,6 +56,8 @@ pub struct CpuParams {
     pub atomic_cycles: u32,
     /// Cycles to move a line that another core holds modified (snoop and transfer).
     pub transfer_cycles: u32,
+    /// L1D fill buffers: a core's outstanding L1 misses, which bound how fast its prefetches fill.
+    pub fill_buffers: u32,
     /// Whether the cores' hardware data prefetchers (L1 next-line, L2 streamer) run
     /// ([`crate::prefetcher`]).
     pub hw_prefetch: bool,
@@ -182,6 +184,8 @@ fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize) ->
         atomic_cycles: 18,
         // source: [C2C] about 50 ns core to core, in cycles at this frequency.
         transfer_cycles: (50.0 * freq_ghz).round() as u32,
+        // source: [OPT] ten L1D fill buffers (Sandy Bridge through Skylake).
+        fill_buffers: 10,
         // source: [OPT] the DCU and L2 streamer prefetchers are on by default; no paper's setup turns
         // them off.
         hw_prefetch: true,
