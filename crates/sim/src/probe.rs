@@ -1,9 +1,12 @@
 //! `SimProbe`: the simulator's implementation of the probe (DESIGN.md, "The probe"). It turns what
 //! interface and app code report into time on the reporting agent's virtual clock.
 //!
-//! - Core touches go through the cache hierarchy; the lines of one touch (one object) are fetched in
-//!   parallel, so a touch costs its slowest line plus a cycle per further line. Touches serialize.
-//!   Atomics add the locked-instruction cost; a line another core holds modified adds the transfer.
+//! - Core touches go through the cache hierarchy. A load's lines (one object) are fetched in parallel,
+//!   so it costs its slowest line plus a cycle per further line, and loads serialize. A store retires
+//!   into the store buffer and its fill overlaps what follows: per line, a cycle if it hit the L1, else
+//!   the fill latency divided by the core's fill buffers (the rate at which overlapping fills
+//!   complete, as for a prefetch). Atomics drain the store buffer: they cost the full latency plus the
+//!   locked-instruction cost; a line another core holds modified adds the transfer.
 //! - `lock` makes the core wait until the previous holder's `unlock` in virtual time.
 //! - NIC touches are DMA: writes go through DDIO and are serialized on PCIe (the NIC's clock moves to
 //!   the end of the write); reads look up the LLC (DRAM on a miss, adding the DRAM latency beyond an
@@ -115,14 +118,26 @@ impl<'m> SimProbe<'m> {
             return self.core_nicmem(len, access);
         }
         let op = if access == Access::Read { Op::Read } else { Op::Write };
-        let (mem, now) = (&mut self.m.mem, self.now);
+        let (mem, now, cycle, fb) = (&mut self.m.mem, self.now, self.m.cycle_ps, self.m.fill_buffers);
+        if access == Access::Write {
+            // A store retires into the store buffer; its fill overlaps what follows.
+            let l1 = mem.l1_latency_ps();
+            let mut cost = 0;
+            self.m.addr.runs(addr, len, |first, n| {
+                for line in first..first + n {
+                    let lat = mem.cpu_access(core, line, op, now);
+                    cost += if lat <= l1 { cycle } else { lat / fb };
+                }
+            });
+            return self.charge(cost);
+        }
         let mut worst = 0;
         let n = self.m.addr.runs(addr, len, |first, n| {
             for line in first..first + n {
                 worst = worst.max(mem.cpu_access(core, line, op, now));
             }
         });
-        let mut cost = worst + (n - 1) * self.m.cycle_ps;
+        let mut cost = worst + (n - 1) * cycle;
         if access == Access::Atomic {
             cost += self.m.atomic_ps;
         }
