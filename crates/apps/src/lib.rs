@@ -109,7 +109,7 @@ impl AnyApp {
     pub fn new(name: &str, params: &AppParams, core: usize, cores: usize) -> Result<AnyApp, AppError> {
         let no_params = |app: &'static str| params.reader(app).finish();
         Ok(match name {
-            "echo" => no_params("echo").map(|()| AnyApp::Echo(echo::Echo))?,
+            "echo" => AnyApp::Echo(echo::Echo::new(params.reader("echo"))?),
             "fwd" => no_params("fwd").map(|()| AnyApp::Fwd(fwd::Fwd))?,
             "l3fwd" => AnyApp::L3fwd(l3fwd::L3fwd::new(params.reader("l3fwd"))?),
             "nat" => AnyApp::Nat(nat::Nat::new(params.reader("nat"), core, cores)?),
@@ -185,7 +185,7 @@ mod tests {
         }
         let e = AnyApp::new("nope", &AppParams::new(), 0, 1).unwrap_err().to_string();
         assert!(e.starts_with("unknown app 'nope'") && e.contains("l3fwd"), "{e}");
-        let e = AnyApp::new("echo", &small, 0, 1).unwrap_err().to_string();
-        assert_eq!(e, "app echo: flows: unknown parameter (this app takes: none)");
+        let e = AnyApp::new("fwd", &small, 0, 1).unwrap_err().to_string();
+        assert_eq!(e, "app fwd: flows: unknown parameter (this app takes: none)");
     }
 }

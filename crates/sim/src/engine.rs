@@ -523,6 +523,7 @@ pub fn run_design<D: Design, A: App>(
         window_s: secs,
         offered: tp(c.offered_win),
         throughput: tp(c.sent_win),
+        received_mpps: ratio(c.delivered_win as f64, secs) / 1e6,
         latency: hist.summary(),
         ring_occupancy: ratio(c.occupancy.0, c.occupancy.1 as f64),
         cycles: Cycles {

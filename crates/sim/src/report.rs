@@ -128,6 +128,9 @@ pub struct SimReport {
     pub offered: Throughput,
     /// Packets sent back out in the window.
     pub throughput: Throughput,
+    /// Packets the cores received from the interface in the window, in Mpps (what an app that sends
+    /// nothing back, like Ensō's Table 1 program, processes).
+    pub received_mpps: f64,
     /// NIC arrival to wire-out, ns, for packets that arrived in the window.
     pub latency: LatencySummary,
     /// Mean ring occupancy as a fraction of capacity (sampled at arrivals).
@@ -172,6 +175,7 @@ impl fmt::Display for SimReport {
             "throughput (sent out)",
             format!("{:.2} Gbps  {:.3} Mpps", self.throughput.gbps_wire, self.throughput.mpps),
         )?;
+        row(f, "received by cores", format!("{:.3} Mpps", self.received_mpps))?;
         let l = &self.latency;
         row(
             f,
