@@ -6,8 +6,10 @@
 //! - The L1 DCU prefetcher fetches the next line into the L1 when a load is ascending to very recently
 //!   loaded data: here, an access to the line after one of the core's last [`RECENT`] lines.
 //! - The L2 streamer watches the L1's misses (its L2 lookups) for ascending or descending addresses
-//!   within a 4 KiB page. It tracks up to 32 streams, one per page and direction, issues up to two
-//!   prefetches per lookup, runs up to 20 lines ahead of the loads, and never crosses a 4 KiB page.
+//!   within a 4 KiB page. It tracks up to 32 streams, one per page, issues up to two prefetches per
+//!   lookup, runs up to 20 lines ahead of the loads, and never crosses a 4 KiB page. (Here the 32
+//!   entries are indexed by page number, a new page taking over its entry: the manual does not say
+//!   how streams are replaced, and a direct lookup keeps the simulator fast.)
 //!
 //! Neither does more than say which lines to fetch; [`crate::memory::Memory`] fetches them, so they cost
 //! LLC and DRAM traffic like any other fill and a DMA write still invalidates what they brought in.
@@ -27,13 +29,12 @@ const PER_LOOKUP: usize = 2;
 /// and the next line offset to prefetch.
 #[derive(Debug, Clone, Copy, Default)]
 struct Stream {
+    /// Page number + 1 (0 for an unused entry).
     page: u64,
     last: u8,
     /// +1 ascending, -1 descending, 0 not yet confirmed.
     dir: i8,
     next: u8,
-    used: u32,
-    valid: bool,
 }
 
 /// Lines one lookup asks to prefetch.
@@ -43,14 +44,13 @@ pub type Lines = ([u64; PER_LOOKUP], usize);
 #[derive(Debug, Clone)]
 pub struct Prefetcher {
     streams: [Stream; STREAMS],
-    clock: u32,
     /// The last distinct lines accessed, most recent first.
     recent: [u64; RECENT],
 }
 
 impl Default for Prefetcher {
     fn default() -> Self {
-        Prefetcher { streams: [Stream::default(); STREAMS], clock: 0, recent: [u64::MAX; RECENT] }
+        Prefetcher { streams: [Stream::default(); STREAMS], recent: [u64::MAX; RECENT] }
     }
 }
 
@@ -72,21 +72,12 @@ impl Prefetcher {
     #[inline]
     pub fn l2_lookup(&mut self, line: u64) -> Lines {
         let (page, off) = (line / PAGE_LINES, (line % PAGE_LINES) as u8);
-        self.clock = self.clock.wrapping_add(1);
         let mut out = ([0; PER_LOOKUP], 0);
-        let Some(i) = self.streams.iter().position(|s| s.valid && s.page == page) else {
-            // A new stream replaces an unused entry, else the least recently used one.
-            let clock = self.clock;
-            let victim = self
-                .streams
-                .iter_mut()
-                .min_by_key(|s| (s.valid, u32::MAX - clock.wrapping_sub(s.used)))
-                .expect("streams exist");
-            *victim = Stream { page, last: off, dir: 0, next: 0, used: clock, valid: true };
+        let s = &mut self.streams[page as usize % STREAMS];
+        if s.page != page + 1 {
+            *s = Stream { page: page + 1, last: off, dir: 0, next: 0 };
             return out;
-        };
-        let s = &mut self.streams[i];
-        s.used = self.clock;
+        }
         if s.dir == 0 {
             // Two lookups to adjacent lines confirm a direction.
             s.dir = match i16::from(off) - i16::from(s.last) {
