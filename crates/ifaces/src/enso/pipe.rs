@@ -124,26 +124,34 @@ impl PipeShared {
     /// The NIC transmits the messages in `[pos, end)` that fit in `budget`: each frame goes to `wire`.
     /// Returns the position reached and the number of frames sent. The caller (the NIC) must hold the
     /// range: software posted it in a TX notification (whose doorbell the NIC acquired) and does not touch
-    /// it until the completion.
+    /// it until the completion. The NIC reads the messages it sends as one contiguous DMA read (§4.1.1:
+    /// the notification gives a chunk's address and size), which PCIe splits into read requests.
     pub fn transmit<P: Probe, W: FnMut(&[u8])>(
         &self,
         p: &mut P,
-        mut pos: u64,
+        pos: u64,
         end: u64,
         budget: usize,
         wire: &mut W,
     ) -> (u64, usize) {
-        let mut sent = 0;
-        while pos < end && sent < budget {
+        let (mut to, mut sent) = (pos, 0);
+        while to < end && sent < budget {
             // SAFETY: the range was handed to the NIC by the TX notification (see above).
-            let (len, extent) = unsafe { self.message(pos) };
-            p.touch(self.addr(pos), MSG_HDR + len, Access::Read);
-            // SAFETY: as above.
-            unsafe { self.mem.read(pos + MSG_HDR as u64, len, &mut *wire) };
-            pos += extent;
+            to += unsafe { self.message(to) }.1;
             sent += 1;
         }
-        (pos, sent)
+        if sent > 0 {
+            p.touch(self.addr(pos), (to - pos) as usize, Access::Read);
+        }
+        let mut at = pos;
+        while at < to {
+            // SAFETY: as above.
+            let (len, extent) = unsafe { self.message(at) };
+            // SAFETY: as above.
+            unsafe { self.mem.read(at + MSG_HDR as u64, len, &mut *wire) };
+            at += extent;
+        }
+        (to, sent)
     }
 }
 
