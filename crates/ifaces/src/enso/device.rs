@@ -2,7 +2,7 @@
 //! the notification buffer manager, and the TX datapath (fetch TX notifications, send their chunks,
 //! overwrite them with completions).
 
-use super::notif::{RxNotifNic, TxNotifNic};
+use super::notif::{RxNotifNic, TxChunk, TxNotifNic};
 use super::pipe::{Framing, PipeNic, PipeShared};
 use super::{EnsoConfig, NotifyMode};
 use crate::design::{DeviceSide, DropReason, Metrics, Occupancy};
@@ -19,8 +19,9 @@ pub(super) struct NicThread {
     pub all: Vec<Arc<PipeShared>>,
     pub notif: RxNotifNic,
     pub tx: TxNotifNic,
-    /// Position reached inside the oldest pending TX notification.
-    pub tx_pos: Option<u64>,
+    /// The oldest pending TX notification once fetched (the NIC reads it once) and the position
+    /// reached inside it.
+    pub tx_cur: Option<(TxChunk, u64)>,
     /// Messages written to this thread's pipes.
     pub written: u64,
     /// Messages software has taken, published by the driver once per burst.
@@ -61,16 +62,21 @@ impl EnsoDevice {
         let th = &mut self.threads[t];
         let mut sent = 0;
         while sent < budget {
-            let Some(c) = th.tx.peek(p) else { break };
-            let from = th.tx_pos.unwrap_or(c.start);
+            let (c, from) = match th.tx_cur {
+                Some(cur) => cur,
+                None => {
+                    let Some(c) = th.tx.peek(p) else { break };
+                    (c, c.start)
+                }
+            };
             let (to, n) = th.all[c.pipe as usize].transmit(p, from, c.end, budget - sent, wire);
             sent += n;
             if to >= c.end {
                 th.tx.complete(p);
-                th.tx_pos = None;
+                th.tx_cur = None;
                 self.tx_notifications += 1;
             } else {
-                th.tx_pos = Some(to);
+                th.tx_cur = Some((c, to));
             }
         }
         sent

@@ -171,7 +171,7 @@ impl<const V: u8> Design for EnsoDesign<V> {
                 all,
                 notif: nic_notif,
                 tx: nic_tx,
-                tx_pos: None,
+                tx_cur: None,
                 written: 0,
                 taken,
             });
