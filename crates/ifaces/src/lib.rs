@@ -19,6 +19,7 @@ pub mod design;
 pub mod designs;
 pub mod doorbell;
 pub mod enso;
+pub mod invariants;
 pub mod nicmem;
 pub mod packet;
 pub mod pool;

@@ -9,6 +9,7 @@ use crate::sink::Sink;
 use crate::source::Prebuilt;
 use crate::worker::{WorkerStats, worker_loop};
 use apps::{AnyApp, App, AppError, AppParams};
+use ifaces::invariants::{RunCounts, check_buffers};
 use ifaces::{Arena, ConfigError, Design, DeviceSide, IfaceConfig, NoProbe, SharedPool};
 use measure::Throughput;
 use std::path::PathBuf;
@@ -223,15 +224,17 @@ fn check_invariants<D: DeviceSide>(
     ordered: bool,
 ) -> Result<Vec<String>, LiveError> {
     let fail = |m: String| Err(LiveError::Invariant(m));
-    let delivered: u64 = workers.iter().map(|w| w.rx).sum();
-    let queued = device.occupancy().used;
-    if nic.offered != delivered + nic.drops.total() + queued {
-        return fail(format!(
-            "conservation: offered {} != delivered {delivered} + dropped {} + queued {queued}",
-            nic.offered,
-            nic.drops.total()
-        ));
-    }
+    let counts = RunCounts {
+        offered: nic.offered,
+        delivered: workers.iter().map(|w| w.rx).sum(),
+        dropped: nic.drops.total(),
+        queued: device.occupancy().used,
+        duplicates: sink.duplicates,
+        out_of_order: sink.out_of_order,
+        ordered,
+        examples: sink.examples.clone(),
+    };
+    let mut held = counts.check().map_err(|v| LiveError::Invariant(v.to_string()))?;
     let transmitted: u64 = workers.iter().map(|w| w.tx).sum();
     if sink.received != transmitted {
         return fail(format!(
@@ -239,40 +242,10 @@ fn check_invariants<D: DeviceSide>(
             sink.received
         ));
     }
-    let census = pool.arena().census();
-    if census[0] != pool.arena().count() || pool.available() != pool.arena().count() as usize {
-        return fail(format!(
-            "no buffer leaked: {} of {} buffers back in the pool (free {}, held by cores {}, posted {}, filled {}, in Tx {})",
-            pool.available(),
-            pool.arena().count(),
-            census[0],
-            census[1],
-            census[2],
-            census[3],
-            census[4]
-        ));
-    }
-    if let Some(refs) = device.nicmem().map(|m| m.references()).filter(|&r| r > 0) {
-        return fail(format!(
-            "no leaked reference: {refs} transmit references to NIC memory buffers were never released"
-        ));
-    }
-    if sink.duplicates > 0 {
-        return fail(format!("nothing delivered twice: {} duplicates ({})", sink.duplicates, sink.examples.join("; ")));
-    }
-    if ordered && sink.out_of_order > 0 {
-        return fail(format!(
-            "per-flow order: {} packets out of order ({})",
-            sink.out_of_order,
-            sink.examples.join("; ")
-        ));
-    }
-    Ok(vec![
-        "conservation".into(),
-        "no leaked or double-freed buffer".into(),
-        "no duplicate".into(),
-        if ordered { "per-flow order".into() } else { "per-flow order not promised (reordering reported)".into() },
-    ])
+    check_buffers(pool.arena(), Some(pool.available()), device.nicmem().map(|m| &**m))
+        .map_err(|v| LiveError::Invariant(v.to_string()))?;
+    held.push("no-leak");
+    Ok(held.into_iter().map(String::from).collect())
 }
 
 fn panic_message(e: &Box<dyn std::any::Any + Send>, who: &str) -> String {

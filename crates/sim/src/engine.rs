@@ -31,6 +31,7 @@ use crate::profile::Profile;
 use crate::report::{Accounting, Cycles, DescriptorWait, HitRates, MemBw, PcieDir, PcieReport, SimReport, ratio};
 use crate::sampler::{PERIOD_PS, Sampler};
 use apps::App;
+use ifaces::invariants::{RunCounts, Violation, check_buffers};
 use ifaces::{
     Arena, CoreCtx, Design, DeviceSide, DriverSide, DropReason, Drops, Metrics, Packet, Phase, Probe, SharedPool, Wake,
 };
@@ -440,36 +441,17 @@ pub fn run_design<D: Design, A: App>(
             ),
         });
     }
-    let dropped = c.drops.total();
-    if c.offered.0 != c.delivered + dropped + occupancy.used {
-        return Err(SimError::Invariant {
-            invariant: "conservation",
-            detail: format!(
-                "offered {} != delivered {} + dropped {} + queued {}",
-                c.offered.0, c.delivered, dropped, occupancy.used
-            ),
-        });
-    }
-    if check.duplicates > 0 {
-        return Err(SimError::Invariant {
-            invariant: "no-duplicate",
-            detail: format!(
-                "{} packets were delivered more than once or after a drop (first: {})",
-                check.duplicates,
-                check.examples.join("; ")
-            ),
-        });
-    }
-    if check.out_of_order > 0 {
-        return Err(SimError::Invariant {
-            invariant: "per-flow-order",
-            detail: format!(
-                "{} packets were delivered behind a later packet of their flow (first: {})",
-                check.out_of_order,
-                check.examples.join("; ")
-            ),
-        });
-    }
+    let counts = RunCounts {
+        offered: c.offered.0,
+        delivered: c.delivered,
+        dropped: c.drops.total(),
+        queued: occupancy.used,
+        duplicates: check.duplicates,
+        out_of_order: check.out_of_order,
+        ordered: D::PER_FLOW_ORDER,
+        examples: check.examples.clone(),
+    };
+    counts.check().map_err(invariant)?;
     let device_metrics = device.metrics();
     let driver_metrics = sum_metrics(drivers.iter().map(|d| d.metrics()));
     let app_metrics = sum_metrics(apps.iter().map(|a| a.metrics()));
@@ -478,30 +460,11 @@ pub fn run_design<D: Design, A: App>(
         d.teardown(ctx);
     }
     drop(core_state);
-    if let Some(refs) = device.nicmem().map(|m| m.references()).filter(|&r| r > 0) {
-        return Err(SimError::Invariant {
-            invariant: "no-leak",
-            detail: format!("{refs} transmit references to NIC memory buffers were never released"),
-        });
-    }
+    let nicmem = device.nicmem().cloned();
     drop((drivers, device));
     drop(ctxs);
     drop(pool);
-    let census = arena.census();
-    if census[0] != arena.count() {
-        return Err(SimError::Invariant {
-            invariant: "no-leak",
-            detail: format!(
-                "{} of {} buffers are not back in the pool after teardown (core {}, posted {}, filled {}, tx {})",
-                arena.count() - census[0],
-                arena.count(),
-                census[1],
-                census[2],
-                census[3],
-                census[4]
-            ),
-        });
-    }
+    check_buffers(&arena, None, nicmem.as_deref()).map_err(invariant)?;
 
     let snap = snapshot.unwrap_or_else(|| Snapshot::take(&m));
     let secs = (win.1 - win.0) as f64 / 1e12;
@@ -562,6 +525,11 @@ pub fn run_design<D: Design, A: App>(
         },
         events,
     })
+}
+
+/// An engine error for a violated invariant.
+fn invariant(v: Violation) -> SimError {
+    SimError::Invariant { invariant: v.invariant, detail: v.detail }
 }
 
 /// Wake a sleeping core at the first instant of its idle polling rhythm at or after `t`.
