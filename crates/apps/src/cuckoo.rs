@@ -71,6 +71,14 @@ impl<V: Copy> CuckooTable<V> {
         }
     }
 
+    /// The memory of the buckets and of the entry array's whole capacity ([`crate::App::tables`]).
+    pub fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        vec![
+            crate::span(self.buckets.as_ptr(), self.buckets.len()),
+            crate::span(self.entries.as_ptr(), self.entries.capacity()),
+        ]
+    }
+
     /// Flows stored.
     pub fn len(&self) -> usize {
         self.entries.len()

@@ -84,6 +84,11 @@ impl Dir24_8 {
         Ok(t)
     }
 
+    /// The memory of both levels ([`crate::App::tables`]).
+    pub fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        vec![crate::span(self.tbl24.as_ptr(), self.tbl24.len()), crate::span(self.tbl8.as_ptr(), self.tbl8.len())]
+    }
+
     /// The next hop for `addr`, reporting the one or two table reads.
     #[inline]
     pub fn lookup<P: Probe>(&self, p: &mut P, addr: u32) -> Option<u16> {

@@ -7,9 +7,11 @@
 
 use crate::dir24_8::{Dir24_8, MAX_HOP, generate_routes, parse_routes};
 use crate::params::Reader;
-use crate::{App, AppError, flow};
+use crate::{App, AppError, Shared, flow, span};
 use ifaces::probe::Access;
 use ifaces::{CoreCtx, Metrics, Packet, Probe};
+use std::ops::Range;
+use std::sync::Arc;
 use wire::PacketView;
 use wire::rewrite::{self, RewriteError};
 
@@ -63,7 +65,8 @@ impl RouteDrops {
     }
 }
 
-/// The forwarding core shared by `l3fwd` and `workpackage`: the LPM table and the next hops.
+/// The forwarding core of `l3fwd` and `workpackage`: the LPM table and the next hops, built once and read
+/// by every core, as DPDK's l3fwd shares one LPM table among the lcores of a socket.
 #[derive(Debug, Clone)]
 pub struct Router {
     lpm: Dir24_8,
@@ -80,19 +83,30 @@ impl Router {
         Ok(Router { lpm: Dir24_8::build(routes)?, hops })
     }
 
-    /// Read `routes`, `prefixes` and `hops` from an app's parameters.
-    pub fn from_params(r: &mut Reader<'_>) -> Result<Router, AppError> {
+    /// Read `routes`, `prefixes` and `hops` from an app's parameters; the router is built the first time
+    /// and shared through `shared` after that.
+    pub fn from_params(r: &mut Reader<'_>, shared: &mut Shared) -> Result<Arc<Router>, AppError> {
         let hops = r.count("hops", 16, 1..=u64::from(MAX_HOP) + 1)? as u16;
         let prefixes = r.count("prefixes", 1024, 0..=10_000_000)? as usize;
-        let routes = match r.path("routes") {
-            Some(path) => {
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| r.error("routes", format!("cannot read {}: {e}", path.display())))?;
-                parse_routes(&text).map_err(|e| r.error("routes", format!("{}: {e}", path.display())))?
-            }
-            None => generate_routes(prefixes, hops, 0x13f0d),
-        };
-        Router::new(&routes, hops).map_err(|e| r.error("routes", e))
+        let path = r.path("routes");
+        shared.get_or_build("router", || {
+            let routes = match &path {
+                Some(path) => {
+                    let text = std::fs::read_to_string(path)
+                        .map_err(|e| r.error("routes", format!("cannot read {}: {e}", path.display())))?;
+                    parse_routes(&text).map_err(|e| r.error("routes", format!("{}: {e}", path.display())))?
+                }
+                None => generate_routes(prefixes, hops, 0x13f0d),
+            };
+            Router::new(&routes, hops).map_err(|e| r.error("routes", e))
+        })
+    }
+
+    /// The memory of the LPM table and the next hops ([`App::tables`]).
+    pub fn tables(&self) -> Vec<Range<usize>> {
+        let mut t = self.lpm.tables();
+        t.push(span(self.hops.as_ptr(), self.hops.len()));
+        t
     }
 
     /// Route the parsed packet at `addr` in place: look up, rewrite MACs, decrement TTL. Returns the hop.
@@ -119,7 +133,7 @@ impl Router {
 /// The l3fwd app.
 #[derive(Debug)]
 pub struct L3fwd {
-    router: Router,
+    router: Arc<Router>,
     forwarded: u64,
     malformed: u64,
     drops: RouteDrops,
@@ -127,8 +141,8 @@ pub struct L3fwd {
 
 impl L3fwd {
     /// Build from parameters (see the module documentation).
-    pub fn new(mut r: Reader<'_>) -> Result<L3fwd, AppError> {
-        let router = Router::from_params(&mut r)?;
+    pub fn new(mut r: Reader<'_>, shared: &mut Shared) -> Result<L3fwd, AppError> {
+        let router = Router::from_params(&mut r, shared)?;
         r.finish()?;
         Ok(L3fwd { router, forwarded: 0, malformed: 0, drops: RouteDrops::default() })
     }
@@ -162,6 +176,10 @@ impl App for L3fwd {
         self.drops.report(&mut m);
         m
     }
+
+    fn tables(&self) -> Vec<Range<usize>> {
+        self.router.tables()
+    }
 }
 
 #[cfg(test)]
@@ -175,7 +193,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("rxlab-l3fwd-{}.routes", std::process::id()));
         std::fs::write(&dir, "10.0.0.0/8 1\n10.1.2.0/24 2\n").unwrap();
         let params = AppParams::new().with("routes", dir.display()).with("hops", 4);
-        let mut app = L3fwd::new(params.reader("l3fwd")).unwrap();
+        let mut app = L3fwd::new(params.reader("l3fwd"), &mut Shared::new()).unwrap();
         std::fs::remove_file(&dir).unwrap();
         let core = TestCore::new();
         let mut frames = vec![frame("1.1.1.1", 5, "10.1.2.3", 80, 17, 64), frame("1.1.1.1", 5, "10.9.2.3", 80, 6, 128)];
@@ -199,6 +217,7 @@ mod tests {
             (m["forwarded"], m["drop_no_route"], m["drop_malformed"], m["drop_ttl_expired"]),
             (2.0, 1.0, 1.0, 1.0)
         );
-        assert!(L3fwd::new(AppParams::new().with("routes", "/nonexistent").reader("l3fwd")).is_err());
+        let missing = AppParams::new().with("routes", "/nonexistent");
+        assert!(L3fwd::new(missing.reader("l3fwd"), &mut Shared::new()).is_err());
     }
 }

@@ -25,6 +25,11 @@ const REWRITE_WORK: u32 = 6;
 pub trait Select: std::fmt::Debug + Send {
     /// The backend index for a new flow with key `key` and hash `hash`.
     fn pick<P: Probe>(&mut self, p: &mut P, key: &FlowKey, hash: u64) -> u16;
+
+    /// The memory of the policy's own tables ([`App::tables`]).
+    fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        Vec::new()
+    }
 }
 
 /// Round-robin over `n` backends (FastClick's LB policy in the papers).
@@ -138,6 +143,12 @@ impl<S: Select> App for Balancer<S> {
             self.stats.forwarded += 1;
             tx.push(pkt);
         }
+    }
+
+    fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        let mut t = self.table.tables();
+        t.extend(self.select.tables());
+        t
     }
 
     fn metrics(&self) -> Metrics {

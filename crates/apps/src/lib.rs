@@ -21,14 +21,17 @@ pub mod maglev;
 pub mod nat;
 pub mod params;
 pub mod pingpong;
+pub mod shared;
 pub mod telemetry;
 pub mod workpackage;
 
 pub use params::AppParams;
+pub use shared::Shared;
 
 use ifaces::nicmem::NicMem;
 use ifaces::sync::Arc;
 use ifaces::{CoreCtx, Metrics, Packet, Probe};
+use std::ops::Range;
 
 /// A network function over bursts of packets.
 pub trait App: Send {
@@ -52,6 +55,20 @@ pub trait App: Send {
     fn bind_nicmem(&mut self, _nicmem: Option<&Arc<NicMem>>) -> Result<(), AppError> {
         Ok(())
     }
+
+    /// The host memory of the tables the app indexes by packet contents (routing tables, flow tables,
+    /// arrays, logs). The simulator keeps their layout, as it keeps the packet arena's, so lookups spread
+    /// over a table's lines as they do on a real machine; other memory is laid out in first-touch order
+    /// (`sim::addr`), which would pack a big table's scattered entries into a few lines.
+    fn tables(&self) -> Vec<Range<usize>> {
+        Vec::new()
+    }
+}
+
+/// The host memory of `len` elements from `start`: a table's `as_ptr()` and its length, or its capacity
+/// for a `Vec` reserved up front and filled in place.
+pub fn span<T>(start: *const T, len: usize) -> Range<usize> {
+    start as usize..start as usize + len * std::mem::size_of::<T>()
 }
 
 /// Why an app cannot be built from its name and parameters.
@@ -104,18 +121,39 @@ pub enum AnyApp {
 }
 
 impl AnyApp {
-    /// Build the app called `name` with `params` for core `core` of `cores` (apps that partition state or
-    /// address space across cores use both).
+    /// The app called `name` with `params` on each of `cores` cores; the instances share the app's
+    /// read-only state ([`Shared`]), as the threads of one DPDK or FastClick process do.
+    pub fn for_cores(name: &str, params: &AppParams, cores: usize) -> Result<Vec<AnyApp>, AppError> {
+        let mut shared = Shared::new();
+        (0..cores).map(|core| AnyApp::build(name, params, core, cores, &mut shared)).collect()
+    }
+
+    /// The app called `name` with `params` for core `core` of `cores`, alone (nothing shared with other
+    /// cores' instances).
     pub fn new(name: &str, params: &AppParams, core: usize, cores: usize) -> Result<AnyApp, AppError> {
+        AnyApp::build(name, params, core, cores, &mut Shared::new())
+    }
+
+    /// Build core `core`'s instance of `cores` (apps that partition state or address space across cores
+    /// use both), taking shared state from `shared`.
+    fn build(
+        name: &str,
+        params: &AppParams,
+        core: usize,
+        cores: usize,
+        shared: &mut Shared,
+    ) -> Result<AnyApp, AppError> {
         let no_params = |app: &'static str| params.reader(app).finish();
         Ok(match name {
             "echo" => AnyApp::Echo(echo::Echo::new(params.reader("echo"))?),
             "fwd" => no_params("fwd").map(|()| AnyApp::Fwd(fwd::Fwd))?,
-            "l3fwd" => AnyApp::L3fwd(l3fwd::L3fwd::new(params.reader("l3fwd"))?),
+            "l3fwd" => AnyApp::L3fwd(l3fwd::L3fwd::new(params.reader("l3fwd"), shared)?),
             "nat" => AnyApp::Nat(nat::Nat::new(params.reader("nat"), core, cores)?),
             "lb" => AnyApp::Lb(lb::Lb::new(params.reader("lb"))?),
             "maglev" => AnyApp::Maglev(maglev::new(params.reader("maglev"))?),
-            "workpackage" => AnyApp::WorkPackage(workpackage::WorkPackage::new(params.reader("workpackage"), core)?),
+            "workpackage" => {
+                AnyApp::WorkPackage(workpackage::WorkPackage::new(params.reader("workpackage"), core, shared)?)
+            }
             "kvs" => AnyApp::Kvs(kvs::Kvs::new(params.reader("kvs"), core, cores)?),
             "telemetry" => AnyApp::Telemetry(telemetry::Telemetry::new(params.reader("telemetry"), core)?),
             "logmon" => AnyApp::LogMon(logmon::LogMon::new(params.reader("logmon"))?),
@@ -170,6 +208,10 @@ impl App for AnyApp {
     fn bind_nicmem(&mut self, nicmem: Option<&Arc<NicMem>>) -> Result<(), AppError> {
         dispatch!(self, a => a.bind_nicmem(nicmem))
     }
+
+    fn tables(&self) -> Vec<Range<usize>> {
+        dispatch!(self, a => a.tables())
+    }
 }
 
 #[cfg(test)]
@@ -187,5 +229,20 @@ mod tests {
         assert!(e.starts_with("unknown app 'nope'") && e.contains("l3fwd"), "{e}");
         let e = AnyApp::new("fwd", &small, 0, 1).unwrap_err().to_string();
         assert_eq!(e, "app fwd: flows: unknown parameter (this app takes: none)");
+    }
+
+    #[test]
+    fn cores_share_read_only_tables_and_keep_their_own_state() {
+        let tables = |name: &str| -> Vec<Vec<Range<usize>>> {
+            let params = AppParams::parse("flows=100").unwrap();
+            let params = if name == "nat" { &params } else { &AppParams::new() };
+            AnyApp::for_cores(name, params, 3).unwrap().iter().map(App::tables).collect()
+        };
+        let l3fwd = tables("l3fwd");
+        assert!(!l3fwd[0].is_empty() && l3fwd.iter().all(|t| *t == l3fwd[0]), "one LPM table, as DPDK's l3fwd");
+        let wp = tables("workpackage");
+        assert!(wp.iter().all(|t| *t == wp[0]), "one array, as FastClick's WorkPackage");
+        let nat = tables("nat");
+        assert!(nat[0] != nat[1] && nat[1] != nat[2], "per-core flow tables");
     }
 }

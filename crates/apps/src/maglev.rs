@@ -74,6 +74,10 @@ impl Select for MaglevTable {
     fn pick<P: Probe>(&mut self, p: &mut P, _: &FlowKey, hash: u64) -> u16 {
         self.backend(p, hash)
     }
+
+    fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        vec![crate::span(self.entries.as_ptr(), self.entries.len())]
+    }
 }
 
 /// The `maglev` app.

@@ -146,6 +146,10 @@ impl App for Nat {
         }
     }
 
+    fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        self.table.tables()
+    }
+
     fn metrics(&self) -> Metrics {
         let s = &self.stats;
         Metrics::from([

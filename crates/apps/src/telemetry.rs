@@ -45,6 +45,11 @@ pub struct Sketch {
 }
 
 impl Sketch {
+    /// The memory of the counters ([`crate::App::tables`]).
+    pub fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        vec![crate::span(self.counters.as_ptr(), self.counters.len())]
+    }
+
     /// A `depth` x `width` sketch (`width` rounded up to a power of two, at most 16 rows) updating rows with
     /// probability `p` (1/2^k).
     pub fn new(width: usize, depth: usize, p: f64, seed: u64) -> Sketch {
@@ -198,6 +203,10 @@ impl App for Telemetry {
             }
             tx.push(pkt);
         }
+    }
+
+    fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        self.sketch.tables()
     }
 
     fn metrics(&self) -> Metrics {

@@ -1,22 +1,30 @@
 //! `workpackage`: the synthetic NF of FastClick's WorkPackage element as the papers use it: route the packet
-//! (the l3fwd lookup and rewrite), then make N random reads from a W MiB buffer, and leave the payload
-//! untouched, read it, or overwrite it (shRing §5.2; nicmem §6.2 runs 2-10 reads over 1-32 MiB). A
-//! "target core" can use a different N, to make one core slower than the rest (rxBisect §6.2, "processing
-//! variability").
+//! (the l3fwd lookup and rewrite), draw W random numbers, then make N random reads from an S-byte array,
+//! and leave the payload untouched, read it, or overwrite it (shRing §5.2, which adds the payload modes;
+//! nicmem §6.2 runs 2-10 reads over 1-32 MiB). As in FastClick's element, the array is one array that
+//! every core reads (one element instance serves all threads), its words are 4 bytes, and each read's
+//! position is computed from the value the previous read returned: the reads form a dependent chain, so
+//! a core cannot overlap their misses. A "target core" can use a different N, to make one core slower than
+//! the rest (shRing §5.3, rxBisect §6.2, "processing variability").
 //!
-//! Parameters: `reads=N` (default 4), `buffer=SIZE` (default 8MiB), `payload=none|read|write`,
-//! `target-core=C` and `target-reads=N` (core C makes N reads instead), plus l3fwd's `routes`, `prefixes`
-//! and `hops`.
+//! Parameters: `reads=N` (default 4), `buffer=SIZE` the shared array (default 8MiB), `work=W` random
+//! numbers drawn per packet (default 1, FastClick's), `payload=none|read|write`, `target-core=C` and
+//! `target-reads=N` (core C makes N reads instead), plus l3fwd's `routes`, `prefixes` and `hops`.
 
 use crate::l3fwd::{RouteDrops, Router};
 use crate::params::Reader;
-use crate::{App, AppError, flow};
+use crate::{App, AppError, Shared, flow, span};
 use ifaces::probe::Access;
 use ifaces::{CoreCtx, Metrics, Packet, Probe};
-use rand::{Rng, SeedableRng};
+use rand::{Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use std::ops::Range;
+use std::sync::Arc;
 
-/// Cycles per random read besides the load itself: one xoshiro step and a multiply-shift to an index.
+/// Cycles per random number drawn: one xoshiro256++ step (about a dozen simple operations).
+const DRAW_WORK: u32 = 5;
+/// Cycles per read besides the load itself: the multiply that mixes the value read into the state and
+/// the multiply-shift that maps the state to the next position.
 const READ_WORK: u32 = 6;
 /// Cycles per 64-byte line of payload read (summed) or written (stored): a few vector operations.
 const LINE_WORK: u32 = 4;
@@ -35,9 +43,11 @@ pub enum PayloadMode {
 /// The WorkPackage NF.
 #[derive(Debug)]
 pub struct WorkPackage {
-    router: Router,
-    buffer: Vec<u64>,
+    router: Arc<Router>,
+    /// The array all cores read, of random words.
+    array: Arc<Vec<u32>>,
     reads: u32,
+    draws: u32,
     payload: PayloadMode,
     rng: Xoshiro256PlusPlus,
     /// Folds every value read, so that the reads cannot be optimised away.
@@ -48,10 +58,12 @@ pub struct WorkPackage {
 }
 
 impl WorkPackage {
-    /// Build for core `core` from parameters (see the module documentation).
-    pub fn new(mut r: Reader<'_>, core: usize) -> Result<WorkPackage, AppError> {
+    /// Build for core `core` from parameters (see the module documentation), sharing the array and the
+    /// router with the other cores' instances through `shared`.
+    pub fn new(mut r: Reader<'_>, core: usize, shared: &mut Shared) -> Result<WorkPackage, AppError> {
         let reads = r.count("reads", 4, 0..=100_000)? as u32;
-        let size = r.bytes("buffer", 8 << 20, 64..=(64 << 30))?;
+        let size = r.bytes("buffer", 8 << 20, 4..=(64 << 30))?;
+        let draws = r.count("work", 1, 0..=100_000)? as u32;
         let payload = match r.choice("payload", &["none", "read", "write"])? {
             "read" => PayloadMode::Read,
             "write" => PayloadMode::Write,
@@ -59,19 +71,22 @@ impl WorkPackage {
         };
         let target_core = r.count("target-core", u64::MAX, 0..=u64::MAX)?;
         let target_reads = r.count("target-reads", u64::from(reads), 0..=100_000)? as u32;
-        let router = Router::from_params(&mut r)?;
+        let router = Router::from_params(&mut r, shared)?;
         r.finish()?;
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x3b9a_ca07 ^ core as u64);
-        // Random contents, written now: a zeroed buffer would map every page to the one zero page, and the
-        // reads would all hit the same few lines of it.
-        let buffer = (0..size as usize / 8).map(|_| rng.random()).collect();
+        // Random contents, written now (FastClick fills its array from std::random_device): a zeroed
+        // array would map every page to the one zero page, and the chain would not wander.
+        let array = shared.get_or_build("workpackage-array", || -> Result<_, AppError> {
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x3b9a_ca07);
+            Ok((0..size as usize / 4).map(|_| rng.random()).collect())
+        })?;
         let reads = if target_core == core as u64 { target_reads } else { reads };
         Ok(WorkPackage {
             router,
-            buffer,
+            array,
             reads,
+            draws,
             payload,
-            rng,
+            rng: Xoshiro256PlusPlus::seed_from_u64(0x5eed_0001 ^ core as u64),
             checksum: 0,
             forwarded: 0,
             malformed: 0,
@@ -79,17 +94,23 @@ impl WorkPackage {
         })
     }
 
-    /// The random reads: each is a dependent-free load of one 8-byte word anywhere in the buffer.
+    /// FastClick's `rmaction`: draw `work` random numbers, then walk `reads` positions of the array, each
+    /// computed from the state mixed with the previous value read.
     fn random_reads<P: Probe>(&mut self, p: &mut P) {
-        let n = self.buffer.len() as u64;
+        let mut state = 0;
+        for _ in 0..self.draws {
+            state = self.rng.next_u64();
+        }
+        p.work(DRAW_WORK * self.draws);
+        let n = self.array.len() as u128;
         for _ in 0..self.reads {
-            // Lemire's multiply-shift maps a random word to an index without a division.
-            let i = ((u128::from(self.rng.random::<u64>()) * u128::from(n)) >> 64) as usize;
-            let w = &self.buffer[i];
+            // Lemire's multiply-shift maps the state to a position without a division.
+            let w = &self.array[((u128::from(state) * n) >> 64) as usize];
             p.read(w);
             p.work(READ_WORK);
-            self.checksum = self.checksum.wrapping_add(*w);
+            state = (state ^ u64::from(*w)).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
         }
+        self.checksum = self.checksum.wrapping_add(state);
     }
 }
 
@@ -147,6 +168,12 @@ impl App for WorkPackage {
         self.drops.report(&mut m);
         m
     }
+
+    fn tables(&self) -> Vec<Range<usize>> {
+        let mut t = self.router.tables();
+        t.push(span(self.array.as_ptr(), self.array.len()));
+        t
+    }
 }
 
 #[cfg(test)]
@@ -163,7 +190,7 @@ mod tests {
         let mut touched = Vec::new();
         for mode in ["none", "read", "write"] {
             let params = AppParams::new().with("reads", 5).with("buffer", "64KiB").with("payload", mode);
-            let mut app = WorkPackage::new(params.reader("workpackage"), 0).unwrap();
+            let mut app = WorkPackage::new(params.reader("workpackage"), 0, &mut Shared::new()).unwrap();
             let mut p = CountingProbe::default();
             let out = core.run_with(&mut app, &mut p, &f);
             assert_eq!(out.len(), 1);
@@ -180,11 +207,64 @@ mod tests {
     #[test]
     fn the_target_core_makes_its_own_number_of_reads() {
         let params = AppParams::parse("reads=2,target-core=1,target-reads=40,buffer=4KiB").unwrap();
-        let other = WorkPackage::new(params.reader("workpackage"), 0).unwrap();
-        let target = WorkPackage::new(params.reader("workpackage"), 1).unwrap();
+        let mut shared = Shared::new();
+        let other = WorkPackage::new(params.reader("workpackage"), 0, &mut shared).unwrap();
+        let target = WorkPackage::new(params.reader("workpackage"), 1, &mut shared).unwrap();
         assert_eq!((other.reads, target.reads), (2, 40));
+        assert!(Arc::ptr_eq(&other.array, &target.array), "one array for every core, as FastClick's");
         let bad = AppParams::parse("payload=sometimes").unwrap();
-        let e = WorkPackage::new(bad.reader("workpackage"), 0).unwrap_err().to_string();
+        let e = WorkPackage::new(bad.reader("workpackage"), 0, &mut Shared::new()).unwrap_err().to_string();
         assert_eq!(e, "app workpackage: payload: 'sometimes' is not one of none|read|write");
+    }
+
+    /// Records the addresses of reads inside `range`.
+    #[derive(Default)]
+    struct ReadLog {
+        range: Range<usize>,
+        reads: Vec<usize>,
+    }
+
+    impl Probe for ReadLog {
+        fn touch(&mut self, addr: usize, _: usize, access: Access) {
+            if access == Access::Read && self.range.contains(&addr) {
+                self.reads.push(addr);
+            }
+        }
+        fn work(&mut self, _: u32) {}
+        fn mmio_write(&mut self, _: usize, _: usize) {}
+        fn lock(&mut self, _: usize) {}
+        fn unlock(&mut self, _: usize) {}
+        fn phase(&mut self, phase: ifaces::Phase) -> ifaces::Phase {
+            phase
+        }
+        fn now_ns(&self) -> u64 {
+            0
+        }
+    }
+
+    /// FastClick's reads form a chain: each position comes from the value the previous read returned, so
+    /// changing the word the first read finds moves every later read (and a core cannot overlap them).
+    #[test]
+    fn each_read_follows_from_the_value_before() {
+        let core = TestCore::new();
+        let f = vec![frame("1.2.3.4", 1, "10.0.0.1", 2, 17, 64)];
+        let params = AppParams::parse("reads=4,buffer=1MiB").unwrap();
+        let walk = |app: &mut WorkPackage| {
+            let mut log = ReadLog { range: span(app.array.as_ptr(), app.array.len()), ..ReadLog::default() };
+            core.run_with(app, &mut log, &f);
+            log.reads
+        };
+        let build = || WorkPackage::new(params.reader("workpackage"), 0, &mut Shared::new()).unwrap();
+        let mut app = build();
+        let first = walk(&mut app);
+        assert_eq!(first.len(), 4);
+        let mut changed = build();
+        let i = (first[0] - app.array.as_ptr() as usize) / 4;
+        Arc::get_mut(&mut changed.array).expect("no other core shares it")[i] ^= 0x8000_0000;
+        let second = walk(&mut changed);
+        let offsets = |v: &[usize], base: *const u32| v.iter().map(|a| a - base as usize).collect::<Vec<_>>();
+        let (a, b) = (offsets(&first, app.array.as_ptr()), offsets(&second, changed.array.as_ptr()));
+        assert_eq!(a[0], b[0]);
+        assert!(a[1..].iter().zip(&b[1..]).all(|(x, y)| x != y), "{a:?} {b:?}");
     }
 }

@@ -122,8 +122,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     let pool = SharedPool::new(Arc::new(arena));
     let (mut device, mut drivers) = D::build(&cfg.iface, &pool)?;
     let cores = cfg.iface.cores;
-    let mut apps =
-        (0..cores).map(|c| AnyApp::new(&cfg.app, &cfg.app_params, c, cores)).collect::<Result<Vec<_>, _>>()?;
+    let mut apps = AnyApp::for_cores(&cfg.app, &cfg.app_params, cores)?;
     for app in &mut apps {
         app.bind_nicmem(device.nicmem())?;
     }

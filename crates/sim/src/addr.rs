@@ -72,12 +72,18 @@ impl AddrMap {
     }
 
     /// Keep the layout of host memory `[start, start + len)` (disjoint from the arena and from earlier
-    /// regions), from the next free page of simulated memory.
-    pub fn add_region(&mut self, start: usize, len: usize) {
+    /// regions, or one of them again, which changes nothing), from the next free page of simulated
+    /// memory: byte `start + i` lands at byte `i` of that page, wherever the host allocator put `start`.
+    /// Returns the simulated lines of a new region.
+    pub fn add_region(&mut self, start: usize, len: usize) -> Option<std::ops::Range<u64>> {
+        if self.regions.iter().any(|r| (r.0, r.1) == (start, len)) {
+            return None;
+        }
         let first = self.next_region;
         self.next_region += (len as u64).div_ceil(64).div_ceil(PAGE_LINES) * PAGE_LINES;
         let at = self.regions.partition_point(|r| r.0 < start);
         self.regions.insert(at, (start, len, first));
+        Some(first..first + (len as u64).div_ceil(64))
     }
 
     /// The region holding `addr`, if any.
@@ -180,6 +186,20 @@ mod tests {
         assert_eq!(lines(&mut m, 0x5000_0040, 4), [REGION_LINE + 128 + 1]);
         // Outside every region: numbered on first touch.
         assert_eq!(lines(&mut m, 0x6000_0000, 4), [HEAP_CHUNK / 4]);
+    }
+
+    #[test]
+    fn a_table_keeps_its_layout_wherever_the_host_put_it() {
+        // The same 4 KiB table at two host addresses 8 bytes apart maps element for element alike:
+        // lookups far apart stay on lines far apart, whatever was touched first.
+        for start in [0x7f00_0000usize, 0x7f00_0008] {
+            let mut m = AddrMap::new(0x10_0000, 8192);
+            assert_eq!(m.add_region(start, 4096), Some(REGION_LINE..REGION_LINE + 64));
+            assert_eq!(m.add_region(start, 4096), None, "a shared table is added once");
+            assert_eq!(lines(&mut m, start + 4000, 8), [REGION_LINE + 62]);
+            assert_eq!(lines(&mut m, start + 8, 8), [REGION_LINE]);
+            assert_eq!(lines(&mut m, start + 64, 8), [REGION_LINE + 1]);
+        }
     }
 
     #[test]

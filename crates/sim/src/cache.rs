@@ -217,6 +217,11 @@ impl SetAssoc {
         self.ways
     }
 
+    /// Lines the cache holds.
+    pub fn lines(&self) -> u64 {
+        (self.sets.len() * self.ways) as u64
+    }
+
     /// Mask of every way.
     pub fn all_ways(&self) -> u16 {
         ((1u32 << self.ways) - 1) as u16

@@ -186,6 +186,9 @@ pub fn run_design<D: Design, A: App>(
     let mut m = Machine::new(profile, cores, (arena.base_addr(), arena.size()));
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
     m.add_data_regions(device.data_regions());
+    for app in &apps {
+        m.add_tables(app.tables());
+    }
     let mut nic = Nic::new(profile);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     let mut q = Queue::new(cores);

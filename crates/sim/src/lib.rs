@@ -56,8 +56,6 @@ pub fn resolve_profile(cfg: &SimConfig) -> Result<Profile, SimError> {
 pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
     let profile = resolve_profile(cfg)?;
     ifaces::with_design!(&cfg.design, D => <D as ifaces::Design>::NAME)?;
-    let apps = (0..cfg.iface.cores)
-        .map(|i| AnyApp::new(&cfg.app, &cfg.app_params, i, cfg.iface.cores))
-        .collect::<Result<Vec<_>, _>>()?;
+    let apps = AnyApp::for_cores(&cfg.app, &cfg.app_params, cfg.iface.cores)?;
     ifaces::with_design!(&cfg.design, D => run_design::<D, _>(cfg, &profile, apps))?
 }

@@ -64,6 +64,35 @@ impl Machine {
         self.data.sort_by_key(|r| r.start);
     }
 
+    /// Add the apps' tables ([`apps::App::tables`]), in the order the apps were built: their layout is
+    /// kept in simulated memory (a table several cores share is added once), and they start in the LLC
+    /// as their initialisation left them. Building a table writes every line of it, so of all the tables
+    /// the last LLC-full of lines written is cached, clean as lines of a read-mostly table are in a
+    /// running system; the rest is in DRAM. A cold LLC instead would make a run's first milliseconds,
+    /// all that a short simulation measures, pay misses for a table a real server has had warm for
+    /// seconds.
+    pub fn add_tables(&mut self, tables: impl IntoIterator<Item = Range<usize>>) {
+        let added: Vec<Range<u64>> = tables
+            .into_iter()
+            .filter(|t| !t.is_empty())
+            .filter_map(|t| self.addr.add_region(t.start, t.len()))
+            .collect();
+        // Only the last LLC-full survives the initialisation: install that much, in the order written.
+        let mut room = self.mem.llc_lines();
+        let mut warm = Vec::new();
+        for lines in added.iter().rev() {
+            let n = (lines.end - lines.start).min(room);
+            warm.push(lines.end - n..lines.end);
+            room -= n;
+            if room == 0 {
+                break;
+            }
+        }
+        for lines in warm.into_iter().rev() {
+            lines.for_each(|l| self.mem.warm_llc(l));
+        }
+    }
+
     /// Whether host address `addr` holds packet data.
     #[inline]
     pub fn is_data(&self, addr: usize) -> bool {

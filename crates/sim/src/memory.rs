@@ -109,6 +109,21 @@ impl Memory {
         }
     }
 
+    /// Lines the LLC holds.
+    pub fn llc_lines(&self) -> u64 {
+        self.llc.lines()
+    }
+
+    /// Put `line` in the LLC as the most recently used line of its set, clean and in no core's private
+    /// cache, unless it is there already; nothing is counted. The state initialisation leaves a table in
+    /// before the run starts ([`crate::machine::Machine::add_tables`]).
+    pub fn warm_llc(&mut self, line: u64) {
+        if let Err(miss) = self.llc.access(line) {
+            let (s, _) = self.llc_install(miss, self.llc.all_ways(), false);
+            self.llc.set_state(s, false, false, false);
+        }
+    }
+
     /// LLC hit latency, ps.
     pub fn llc_latency_ps(&self) -> u64 {
         self.lat.llc
@@ -417,6 +432,21 @@ mod tests {
     /// Lines that fall into LLC set 0 (4 sets).
     fn l(i: u64) -> u64 {
         i * 4
+    }
+
+    #[test]
+    fn warmed_lines_are_clean_llc_hits_and_uncounted() {
+        let mut m = small(1);
+        for i in 1..=9 {
+            m.warm_llc(l(i));
+        }
+        // Nine lines of one 4-way set: the first five are gone, written back to DRAM by no one (they are
+        // clean), the last four are there in every way (not only the DDIO one), and nothing was counted.
+        assert!((1..=5).all(|i| m.llc_holds(l(i)).is_none()));
+        assert_eq!((6..=9).filter_map(|i| m.llc_holds(l(i))).filter(|&ddio| !ddio).count(), 3);
+        assert_eq!((m.stats, m.dram.read_bytes, m.dram.write_bytes), (MemStats::default(), 0, 0));
+        let hit = m.cpu_access(0, l(9), Op::Read, 0);
+        assert_eq!((hit, m.stats.llc), (m.lat.llc, (1, 0)));
     }
 
     #[test]

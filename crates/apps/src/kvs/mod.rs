@@ -308,6 +308,10 @@ impl App for Kvs {
         Ok(())
     }
 
+    fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        self.part.tables()
+    }
+
     fn metrics(&self) -> Metrics {
         let s = &self.stats;
         let mut m = Metrics::from([

@@ -69,6 +69,11 @@ impl Partition {
         }
     }
 
+    /// The memory of the index and the log ([`crate::App::tables`]).
+    pub fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        vec![crate::span(self.index.as_ptr(), self.index.len()), crate::span(self.log.as_ptr(), self.log.len())]
+    }
+
     /// The key's bucket, from hash bits 24 up: disjoint from the bits that pick the partition (16 up,
     /// [`KeyHash::partition`]: with the low bits, a core's keys would all land in a quarter of its buckets
     /// when there are four partitions) and from the tag (48 up) for indexes of up to 2^24 buckets.

@@ -132,6 +132,19 @@ pub struct Matcher {
 }
 
 impl Matcher {
+    /// The memory of every DFA's transition and match tables ([`crate::App::tables`]).
+    pub fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        use crate::span;
+        let dfa = |d: &Dfa| {
+            [
+                span(d.trans.as_ptr(), d.trans.len()),
+                span(d.matches.as_ptr(), d.matches.len()),
+                span(d.eoi.as_ptr(), d.eoi.len()),
+            ]
+        };
+        self.dfas.iter().flat_map(dfa).collect()
+    }
+
     /// Compile `(name, regex)` pairs; names `target.rule` group patterns into one DFA per target.
     pub fn new(patterns: &[(String, String)]) -> Result<Matcher, String> {
         if patterns.is_empty() || patterns.len() > MAX_PATTERNS {

@@ -104,6 +104,10 @@ impl App for LogMon {
         }
     }
 
+    fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        self.matcher.tables()
+    }
+
     fn metrics(&self) -> Metrics {
         let mut m = Metrics::from([
             ("lines".into(), self.lines as f64),
