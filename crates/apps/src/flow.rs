@@ -11,12 +11,18 @@ use wire::{FiveTuple, PacketView, WireError};
 const PARSE_WORK: u32 = 30;
 
 /// Parse `pkt`, reporting the read of its headers (up to the L4 payload) to the probe. A malformed frame
-/// is reported as a read of its first line, as the parser gives up somewhere within it.
+/// is reported as a read of its first line, as the parser gives up somewhere within it. A packet whose
+/// payload continues in a second segment (nicmem's header/data split, §4.1) is parsed from its first: the
+/// view's payload is the part there.
 pub fn parse<'a, P: Probe>(p: &mut P, pkt: &'a mut Packet<'_>) -> Result<PacketView<&'a mut [u8]>, WireError> {
     let addr = pkt.addr();
-    let len = pkt.len();
+    let (len, wire_len) = (pkt.len(), pkt.wire_len());
     p.work(PARSE_WORK);
-    let v = PacketView::new_checked(&mut pkt[..]);
+    let v = if wire_len > len {
+        PacketView::new_checked_head(&mut pkt[..], wire_len)
+    } else {
+        PacketView::new_checked(&mut pkt[..])
+    };
     let read = v.as_ref().map_or(len.min(64), |v| v.payload_offset());
     p.touch(addr, read, Access::Read);
     v

@@ -1,7 +1,8 @@
-//! `workpackage`: the synthetic NF of FastClick's WorkPackage element as the papers use it: route the packet
-//! (the l3fwd lookup and rewrite), draw W random numbers, then make N random reads from an S-byte array,
-//! and leave the payload untouched, read it, or overwrite it (shRing §5.2, which adds the payload modes;
-//! nicmem §6.2 runs 2-10 reads over 1-32 MiB). As in FastClick's element, the array is one array that
+//! `workpackage`: the synthetic NF of FastClick's WorkPackage element as the papers use it: forward the
+//! packet, draw W random numbers, then make N random reads from an S-byte array, and leave the payload
+//! untouched, read it, or overwrite it. shRing §5.2 routes the packet first (the l3fwd lookup and rewrite)
+//! and adds the payload modes; nicmem §6.2 runs "layer-2 forwarding followed by the WorkPackage
+//! element" (FastClick's EtherMirror, which swaps the MAC addresses) with 2-10 reads over 1-32 MiB. As in FastClick's element, the array is one array that
 //! every core reads (one element instance serves all threads), its words are 4 bytes, and each read's
 //! position is computed from the value the previous read returned: the reads form a dependent chain, so
 //! a core cannot overlap their misses. A "target core" can use a different N, to make one core slower than
@@ -9,7 +10,8 @@
 //!
 //! Parameters: `reads=N` (default 4), `buffer=SIZE` the shared array (default 8MiB), `work=W` random
 //! numbers drawn per packet (default 1, FastClick's), `payload=none|read|write`, `target-core=C` and
-//! `target-reads=N` (core C makes N reads instead), plus l3fwd's `routes`, `prefixes` and `hops`.
+//! `target-reads=N` (core C makes N reads instead), `forward=route|mirror` (default route), and with
+//! `route` l3fwd's `routes`, `prefixes` and `hops`.
 
 use crate::l3fwd::{RouteDrops, Router};
 use crate::params::Reader;
@@ -28,6 +30,8 @@ const DRAW_WORK: u32 = 5;
 const READ_WORK: u32 = 6;
 /// Cycles per 64-byte line of payload read (summed) or written (stored): a few vector operations.
 const LINE_WORK: u32 = 4;
+/// Cycles to swap the two MAC addresses: two 6-byte loads and stores.
+const MIRROR_WORK: u32 = 4;
 
 /// What the NF does with the payload (shRing §5.2 "optionally read or overwrite packet payload").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +47,8 @@ pub enum PayloadMode {
 /// The WorkPackage NF.
 #[derive(Debug)]
 pub struct WorkPackage {
-    router: Arc<Router>,
+    /// The router, or `None` to mirror the MAC addresses (layer-2 forwarding).
+    router: Option<Arc<Router>>,
     /// The array all cores read, of random words.
     array: Arc<Vec<u32>>,
     reads: u32,
@@ -71,7 +76,10 @@ impl WorkPackage {
         };
         let target_core = r.count("target-core", u64::MAX, 0..=u64::MAX)?;
         let target_reads = r.count("target-reads", u64::from(reads), 0..=100_000)? as u32;
-        let router = Router::from_params(&mut r, shared)?;
+        let router = match r.choice("forward", &["route", "mirror"])? {
+            "mirror" => None,
+            _ => Some(Router::from_params(&mut r, shared)?),
+        };
         r.finish()?;
         // Random contents, written now (FastClick fills its array from std::random_device): a zeroed
         // array would map every page to the one zero page, and the chain would not wander.
@@ -92,6 +100,36 @@ impl WorkPackage {
             malformed: 0,
             drops: RouteDrops::default(),
         })
+    }
+
+    /// Read or overwrite the payload: the bytes `payload` of the first segment, then the second segment
+    /// if the design split the packet (in NIC memory, where the simulator charges uncached reads and
+    /// write-combined writes, nicmem §2).
+    fn touch_payload<P: Probe>(&mut self, p: &mut P, pkt: &mut Packet<'_>, payload: Range<usize>) {
+        if self.payload == PayloadMode::None {
+            return;
+        }
+        let (addr, tail_addr) = (pkt.addr(), pkt.tail_addr().unwrap_or(0));
+        self.touch_bytes(p, addr + payload.start, &mut pkt[payload]);
+        if let Some(tail) = pkt.tail_mut() {
+            self.touch_bytes(p, tail_addr, tail);
+        }
+    }
+
+    /// Read or overwrite `bytes`, at `at` in the agent's memory.
+    fn touch_bytes<P: Probe>(&mut self, p: &mut P, at: usize, bytes: &mut [u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        p.work(LINE_WORK * bytes.len().div_ceil(64) as u32);
+        if self.payload == PayloadMode::Read {
+            p.touch(at, bytes.len(), Access::Read);
+            let sum = bytes.iter().fold(0u64, |s, &b| s.wrapping_add(u64::from(b)));
+            self.checksum = self.checksum.wrapping_add(sum);
+        } else {
+            p.touch(at, bytes.len(), Access::Write);
+            bytes.fill(self.checksum as u8);
+        }
     }
 
     /// FastClick's `rmaction`: draw `work` random numbers, then walk `reads` positions of the array, each
@@ -118,36 +156,28 @@ impl App for WorkPackage {
     fn process<'c, P: Probe>(&mut self, p: &mut P, _: &'c CoreCtx, rx: &mut Vec<Packet<'c>>, tx: &mut Vec<Packet<'c>>) {
         for mut pkt in rx.drain(..) {
             let addr = pkt.addr();
-            let routed = match flow::parse(p, &mut pkt) {
+            let payload = match flow::parse(p, &mut pkt) {
                 Ok(mut v) => {
-                    let r = self.router.route(p, addr, &mut v);
-                    if r.is_ok() {
-                        let (off, len) = (v.payload_offset(), v.payload().len());
-                        let lines = len.div_ceil(64) as u32;
-                        match self.payload {
-                            PayloadMode::None => {}
-                            PayloadMode::Read => {
-                                p.touch(addr + off, len, Access::Read);
-                                p.work(LINE_WORK * lines);
-                                let sum = v.payload().iter().fold(0u64, |s, &b| s.wrapping_add(u64::from(b)));
-                                self.checksum = self.checksum.wrapping_add(sum);
-                            }
-                            PayloadMode::Write => {
-                                p.touch(addr + off, len, Access::Write);
-                                p.work(LINE_WORK * lines);
-                                v.payload_mut().fill(self.checksum as u8);
-                            }
+                    let forwarded = match &self.router {
+                        Some(router) => router.route(p, addr, &mut v).map(|_| ()),
+                        None => {
+                            let (dst, src) = v.frame_mut()[..12].split_at_mut(6);
+                            dst.swap_with_slice(src);
+                            p.touch(addr, 12, Access::Write);
+                            p.work(MIRROR_WORK);
+                            Ok(())
                         }
-                    }
-                    r
+                    };
+                    forwarded.map(|()| v.payload_offset()..v.payload_offset() + v.payload().len())
                 }
                 Err(_) => {
                     self.malformed += 1;
                     continue;
                 }
             };
-            match routed {
-                Ok(_) => {
+            match payload {
+                Ok(payload) => {
+                    self.touch_payload(p, &mut pkt, payload);
                     self.random_reads(p);
                     self.forwarded += 1;
                     tx.push(pkt);
@@ -170,7 +200,7 @@ impl App for WorkPackage {
     }
 
     fn tables(&self) -> Vec<Range<usize>> {
-        let mut t = self.router.tables();
+        let mut t = self.router.as_ref().map_or_else(Vec::new, |r| r.tables());
         t.push(span(self.array.as_ptr(), self.array.len()));
         t
     }
@@ -202,6 +232,20 @@ mod tests {
         assert_eq!(touched[1].0[0], touched[0].0[0] + 1);
         assert_eq!(touched[2].0[1], touched[0].0[1] + 1);
         assert!(touched[1].1 >= touched[0].1 + 1400);
+    }
+
+    #[test]
+    fn mirror_swaps_the_mac_addresses_and_takes_no_routes() {
+        let core = TestCore::new();
+        let f = frame("1.2.3.4", 1, "10.0.0.1", 2, 17, 128);
+        let params = AppParams::parse("forward=mirror,reads=2,buffer=64KiB").unwrap();
+        let mut app = WorkPackage::new(params.reader("workpackage"), 0, &mut Shared::new()).unwrap();
+        let out = core.run(&mut app, std::slice::from_ref(&f));
+        assert_eq!((&out[0][..6], &out[0][6..12]), (&f[6..12], &f[..6]));
+        assert_eq!(&out[0][12..], &f[12..], "the rest is untouched, TTL included");
+        let bad = AppParams::parse("forward=mirror,hops=4").unwrap();
+        let e = WorkPackage::new(bad.reader("workpackage"), 0, &mut Shared::new()).unwrap_err().to_string();
+        assert!(e.contains("hops: unknown parameter"), "{e}");
     }
 
     #[test]

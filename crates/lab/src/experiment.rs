@@ -19,6 +19,7 @@
 //! [sweep]                    # axes: a list, or a range; the points are their product
 //! ring = [64, 256, 1024]
 //! cores = { from = 1, to = 16, times = 2 }   # 1, 2, 4, 8, 16 (`step = N` adds)
+//! app.reads = [2, 4, 8]      # an app parameter: adds `reads=2` (...) to the point's app_params
 //!
 //! [[figure]]                 # see `report::figures`
 //! [claim]                    # see `claim`
@@ -163,15 +164,19 @@ impl Experiment {
                 None => anyhow!("{line}: {msg}"),
             }
         })?;
-        let axes = file
-            .sweep
-            .0
-            .iter()
-            .map(|(key, v)| {
-                let line = line_of(text, v.span().start);
-                axis(key, v.get_ref()).map_err(|e| anyhow!("{line}: sweep key `{key}`: {e:#}"))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let mut axes = Vec::new();
+        for (key, v) in &file.sweep.0 {
+            let line = line_of(text, v.span().start);
+            let at = |e: anyhow::Error| anyhow!("{line}: sweep key `{key}`: {e:#}");
+            match (key.as_str(), v.get_ref()) {
+                ("app", toml::Value::Table(t)) => {
+                    for (k, values) in t {
+                        axes.push(app_axis(k, values).map_err(|e| anyhow!("{line}: sweep key `app.{k}`: {e:#}"))?);
+                    }
+                }
+                _ => axes.push(axis(key, v.get_ref()).map_err(at)?),
+            }
+        }
         Ok(Experiment {
             name: name.to_string(),
             source: text.to_string(),
@@ -212,19 +217,38 @@ impl Experiment {
     }
 }
 
-/// An axis from its TOML value: a list, or `{ from, to, step | times }`.
-fn axis(key: &str, v: &toml::Value) -> Result<Axis> {
-    let values: Vec<toml::Value> = match v {
+/// An axis's values from its TOML value: a list, or `{ from, to, step | times }`.
+fn axis_values(v: &toml::Value) -> Result<Vec<toml::Value>> {
+    Ok(match v {
         toml::Value::Array(a) if !a.is_empty() => a.clone(),
         toml::Value::Table(t) => range(t)?.into_iter().map(toml::Value::Integer).collect(),
         _ => bail!("give a non-empty list of values, or a range {{ from = 1, to = 16, times = 2 }}"),
-    };
-    let values = values
+    })
+}
+
+/// An axis over parameter `key`.
+fn axis(key: &str, v: &toml::Value) -> Result<Axis> {
+    let values = axis_values(v)?
         .into_iter()
         .map(|v| from_table(toml::Table::from_iter([(key.to_string(), v)])))
         .collect::<Result<Vec<_>>>()
         .map_err(|e| anyhow!("{}", e.root_cause()))?;
     Ok(Axis { key: key.to_string(), values })
+}
+
+/// An axis over one app parameter (`app.reads = [2, 4]`): each value adds `reads=V` to the app parameters.
+fn app_axis(key: &str, v: &toml::Value) -> Result<Axis> {
+    let values = axis_values(v)?
+        .into_iter()
+        .map(|v| {
+            let text = match v {
+                toml::Value::String(s) => s,
+                other => other.to_string(),
+            };
+            Params { app_params: Some(format!("{key}={text}")), ..Params::default() }
+        })
+        .collect();
+    Ok(Axis { key: format!("app.{key}"), values })
 }
 
 /// The integers of a range table.
@@ -274,6 +298,28 @@ mod tests {
         assert_eq!(e.points(&Params::default()).len(), 4);
         let pinned = Params { ring: Some(crate::params::Quantity("256".into())), ..Params::default() };
         assert_eq!(e.points(&pinned).len(), 2);
+    }
+
+    #[test]
+    fn app_parameter_axes_add_to_the_app_parameters() {
+        let e = Experiment::parse(
+            "t",
+            "[run]\nengine = \"sim\"\napp_params = \"forward=mirror\"\n[sweep]\napp.reads = [2, 4]\napp.buffer = [\"1MiB\", \"2MiB\"]\n",
+        )
+        .unwrap();
+        let got: Vec<String> =
+            e.points(&Params::default()).into_iter().map(|p| p.params.app_params.unwrap_or_default()).collect();
+        assert_eq!(
+            got,
+            [
+                "forward=mirror,reads=2,buffer=1MiB",
+                "forward=mirror,reads=2,buffer=2MiB",
+                "forward=mirror,reads=4,buffer=1MiB",
+                "forward=mirror,reads=4,buffer=2MiB"
+            ]
+        );
+        let bad = Experiment::parse("t", "[sweep]\napp.reads = []\n").unwrap_err().to_string();
+        assert!(bad.contains("sweep key `app.reads`: give a non-empty list"), "{bad}");
     }
 
     #[test]

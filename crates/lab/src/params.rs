@@ -87,7 +87,8 @@ pub struct Params {
     /// Network function run on every core [default: echo].
     #[arg(long)]
     pub app: Option<String>,
-    /// App parameters, `key=value` separated by commas, e.g. `flows=1M,reads=4`.
+    /// App parameters, `key=value` separated by commas, e.g. `flows=1M,reads=4`; added to the
+    /// experiment's, a key given again replacing the earlier value.
     #[arg(long)]
     pub app_params: Option<String>,
     /// Worker cores [default: 1].
@@ -298,11 +299,18 @@ impl Params {
         }
     }
 
-    /// `self` with every parameter `top` sets replaced by `top`'s value.
+    /// `self` with every parameter `top` sets replaced by `top`'s value, except app parameters, which
+    /// add up: `top`'s keys join `self`'s, a key set in both taking `top`'s value (`AppParams::parse`
+    /// keeps the later of repeated keys).
     pub fn overlay(&self, top: &Params) -> Params {
         let mut table = to_table(self);
         table.extend(to_table(top));
-        from_table(table).expect("a table made of two valid Params is valid")
+        let mut p = from_table(table).expect("a table made of two valid Params is valid");
+        if let (Some(low), Some(high)) = (&self.app_params, &top.app_params) {
+            let joined: Vec<&str> = [low.as_str(), high.as_str()].into_iter().filter(|s| !s.is_empty()).collect();
+            p.app_params = Some(joined.join(","));
+        }
+        p
     }
 
     /// The defaults of this engine with `self` on top: every parameter with a default has a value.
@@ -337,6 +345,19 @@ mod tests {
         let o = base.overlay(&top);
         assert_eq!(o.cores, Some(8));
         assert_eq!(o.iface.as_deref(), Some("shring"));
+    }
+
+    #[test]
+    fn app_parameters_add_up_with_later_keys_winning() {
+        let base = Params { app_params: Some("forward=mirror,reads=2".into()), ..Params::default() };
+        let top = Params { app_params: Some("reads=8,buffer=1MiB".into()), ..Params::default() };
+        let p = base.overlay(&top).resolved();
+        let app = apps::AppParams::parse(p.app_params.as_deref().unwrap()).unwrap();
+        assert_eq!(
+            (app.get("forward"), app.get("reads"), app.get("buffer")),
+            (Some("mirror"), Some("8"), Some("1MiB"))
+        );
+        assert_eq!(Params::default().overlay(&top).app_params, top.app_params);
     }
 
     #[test]

@@ -74,17 +74,21 @@ fn bad_options_name_the_option() {
 }
 
 /// Every design moves real packets between real threads and keeps its invariants, with more workers
-/// than this machine's CPUs (how CI exercises real contention).
+/// than this machine's CPUs (how CI exercises real contention), under an app that parses every packet's
+/// headers (split packets included).
 #[test]
 fn every_design_runs_live_with_contention() {
     for &design in ifaces::DESIGN_NAMES {
         let mut cfg = config(4, Pace::Max);
         cfg.design = design.into();
+        cfg.app = "l3fwd".into();
         cfg.iface.share = 2;
         cfg.duration = Duration::from_millis(100);
         let r = live::run(&cfg).unwrap_or_else(|e| panic!("{design}: {e}"));
         let rx: u64 = r.per_core.iter().map(|c| c.rx).sum();
         assert!(rx > 0, "{design}: nothing received");
+        let malformed: f64 = r.per_core.iter().map(|c| c.metrics["drop_malformed"]).sum();
+        assert_eq!(malformed, 0.0, "{design}: the app could not parse what the design delivered");
     }
     let mut cfg = config(8, Pace::Max);
     cfg.design = "shring".into();

@@ -3,7 +3,7 @@
 //! panic. The view keeps the buffer, so the same offsets serve reads and in-place rewrites.
 
 use crate::tuple::FiveTuple;
-use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+use etherparse::{LaxNetSlice, LaxSlicedPacket, NetSlice, SlicedPacket, TransportSlice};
 use std::net::IpAddr;
 
 /// Why a frame could not be parsed. Never a panic: every malformed or truncated input maps to one of these.
@@ -68,41 +68,34 @@ fn offset_in(outer: &[u8], inner: &[u8]) -> usize {
     inner.as_ptr() as usize - outer.as_ptr() as usize
 }
 
-impl<B: AsRef<[u8]>> PacketView<B> {
-    /// Parse `buf` as an Ethernet II frame (VLAN tags allowed) carrying IPv4 or IPv6.
-    /// Without a UDP or TCP header (ICMP, a non-first fragment) the ports are 0 and the payload is the
-    /// IP payload.
-    pub fn new_checked(buf: B) -> Result<PacketView<B>, WireError> {
-        let data = buf.as_ref();
-        let sliced = SlicedPacket::from_ethernet(data)?;
-        let (l3, l3_off, src, dst, proto, ip_payload) = match &sliced.net {
-            Some(NetSlice::Ipv4(ip)) => {
-                let h = ip.header();
-                let payload = ip.payload();
-                (
-                    L3::V4,
-                    offset_in(data, h.slice()),
-                    IpAddr::V4(h.source_addr()),
-                    IpAddr::V4(h.destination_addr()),
-                    payload.ip_number.0,
-                    payload.payload,
-                )
-            }
-            Some(NetSlice::Ipv6(ip)) => {
-                let h = ip.header();
-                let payload = ip.payload();
-                (
-                    L3::V6,
-                    offset_in(data, h.slice()),
-                    IpAddr::V6(h.source_addr()),
-                    IpAddr::V6(h.destination_addr()),
-                    payload.ip_number.0,
-                    payload.payload,
-                )
-            }
-            _ => return Err(WireError::NotIp),
-        };
-        let (src_port, dst_port, l4_off, payload) = match &sliced.transport {
+/// The offsets of a parsed frame, before it takes its buffer back.
+struct Offsets {
+    l3: L3,
+    l3_off: usize,
+    l4_off: usize,
+    payload_off: usize,
+    payload_end: usize,
+    tuple: FiveTuple,
+}
+
+impl Offsets {
+    fn with_buf<B>(self, buf: B) -> PacketView<B> {
+        let Offsets { l3, l3_off, l4_off, payload_off, payload_end, tuple } = self;
+        PacketView { buf, l3, l3_off, l4_off, payload_off, payload_end, tuple }
+    }
+}
+
+impl PacketView<()> {
+    /// The offsets of a frame `data` from its parsed IP header (bytes, source, destination), IP payload
+    /// (protocol, bytes) and transport header.
+    fn from_slices(
+        data: &[u8],
+        l3: L3,
+        (ip_header, src, dst): (&[u8], IpAddr, IpAddr),
+        (proto, ip_payload): (u8, &[u8]),
+        transport: Option<&TransportSlice<'_>>,
+    ) -> Offsets {
+        let (src_port, dst_port, l4_off, payload) = match transport {
             Some(TransportSlice::Udp(u)) => {
                 (u.source_port(), u.destination_port(), offset_in(data, u.header_slice()), u.payload())
             }
@@ -112,10 +105,92 @@ impl<B: AsRef<[u8]>> PacketView<B> {
             _ => (0, 0, offset_in(data, ip_payload), ip_payload),
         };
         let payload_off = offset_in(data, payload);
-        let payload_end = payload_off + payload.len();
-        let tuple = FiveTuple { src, dst, src_port, dst_port, proto };
+        Offsets {
+            l3,
+            l3_off: offset_in(data, ip_header),
+            l4_off,
+            payload_off,
+            payload_end: payload_off + payload.len(),
+            tuple: FiveTuple { src, dst, src_port, dst_port, proto },
+        }
+    }
+}
+
+impl<B: AsRef<[u8]>> PacketView<B> {
+    /// Parse `buf` as an Ethernet II frame (VLAN tags allowed) carrying IPv4 or IPv6.
+    /// Without a UDP or TCP header (ICMP, a non-first fragment) the ports are 0 and the payload is the
+    /// IP payload.
+    pub fn new_checked(buf: B) -> Result<PacketView<B>, WireError> {
+        let data = buf.as_ref();
+        let sliced = SlicedPacket::from_ethernet(data)?;
+        let (l3, ip) = match &sliced.net {
+            Some(NetSlice::Ipv4(ip)) => {
+                let h = ip.header();
+                (L3::V4, (h.slice(), IpAddr::V4(h.source_addr()), IpAddr::V4(h.destination_addr())))
+            }
+            Some(NetSlice::Ipv6(ip)) => {
+                let h = ip.header();
+                (L3::V6, (h.slice(), IpAddr::V6(h.source_addr()), IpAddr::V6(h.destination_addr())))
+            }
+            _ => return Err(WireError::NotIp),
+        };
+        let payload = sliced.net.as_ref().and_then(|n| n.ip_payload_ref()).ok_or(WireError::NotIp)?;
+        let offsets =
+            PacketView::from_slices(data, l3, ip, (payload.ip_number.0, payload.payload), sliced.transport.as_ref());
         drop(sliced);
-        Ok(PacketView { l3, l3_off, l4_off, payload_off, payload_end, tuple, buf })
+        Ok(offsets.with_buf(buf))
+    }
+
+    /// Parse the headers of a `wire_len`-byte frame of which `buf` holds only the first bytes, the rest
+    /// being in a second segment: nicmem's header/data split (§4.1) leaves the headers in host memory and
+    /// the payload in NIC memory. Every header must be in `buf`, and the frame the IP header announces
+    /// must fit `wire_len`; the view's payload is the part of the L4 payload that `buf` holds.
+    pub fn new_checked_head(buf: B, wire_len: usize) -> Result<PacketView<B>, WireError> {
+        let data = buf.as_ref();
+        if wire_len < data.len() {
+            return Err(WireError::Malformed(format!(
+                "a {wire_len}-byte frame cannot start with {} bytes",
+                data.len()
+            )));
+        }
+        let sliced = LaxSlicedPacket::from_ethernet(data).map_err(|e| WireError::Truncated {
+            layer: e.layer.to_string(),
+            needed: e.required_len,
+            len: e.len,
+            offset: e.layer_start_offset,
+        })?;
+        if let Some((e, _)) = sliced.stop_err {
+            return Err(e.into());
+        }
+        let (l3, ip, end) = match &sliced.net {
+            Some(LaxNetSlice::Ipv4(ip)) => {
+                let h = ip.header();
+                let ends = h.slice().as_ptr() as usize - data.as_ptr() as usize + usize::from(h.total_len());
+                (L3::V4, (h.slice(), IpAddr::V4(h.source_addr()), IpAddr::V4(h.destination_addr())), ends)
+            }
+            Some(LaxNetSlice::Ipv6(ip)) => {
+                let h = ip.header();
+                let ends = h.slice().as_ptr() as usize - data.as_ptr() as usize + 40 + usize::from(h.payload_length());
+                (L3::V6, (h.slice(), IpAddr::V6(h.source_addr()), IpAddr::V6(h.destination_addr())), ends)
+            }
+            _ => return Err(WireError::NotIp),
+        };
+        if end > wire_len {
+            return Err(WireError::Malformed(format!(
+                "the IP packet ends at byte {end}, past the {wire_len}-byte frame"
+            )));
+        }
+        let payload = sliced.net.as_ref().and_then(|n| n.ip_payload_ref()).ok_or(WireError::NotIp)?;
+        let proto = payload.ip_number.0;
+        if matches!(proto, 6 | 17) && sliced.transport.is_none() && !payload.fragmented {
+            let offset = payload.payload.as_ptr() as usize - data.as_ptr() as usize;
+            let needed = if proto == 6 { 20 } else { 8 };
+            let layer = if proto == 6 { "TCP header" } else { "UDP header" };
+            return Err(WireError::Truncated { layer: layer.into(), needed, len: data.len() - offset, offset });
+        }
+        let offsets = PacketView::from_slices(data, l3, ip, (proto, payload.payload), sliced.transport.as_ref());
+        drop(sliced);
+        Ok(offsets.with_buf(buf))
     }
 
     /// The flow this frame belongs to.
@@ -214,10 +289,41 @@ mod tests {
         assert!(PacketView::new_checked(&[][..]).is_err());
     }
 
+    #[test]
+    fn a_head_without_every_header_or_longer_than_its_frame_is_an_error() {
+        let frame = build_frame(&spec(L4Proto::Tcp, false), &[]).unwrap();
+        match PacketView::new_checked_head(&frame[..40], frame.len()) {
+            Err(WireError::Truncated { offset: 34, needed: 20, .. }) => {}
+            other => panic!("expected a truncated TCP header, got {other:?}"),
+        }
+        assert!(matches!(PacketView::new_checked_head(&frame[..64], 63), Err(WireError::Malformed(_))));
+        // The IP header announces more than the two segments hold.
+        assert!(matches!(PacketView::new_checked_head(&frame[..64], 100), Err(WireError::Malformed(_))));
+        let whole = PacketView::new_checked_head(&frame[..], frame.len()).unwrap();
+        assert_eq!(whole.payload(), PacketView::new_checked(&frame[..]).unwrap().payload());
+    }
+
     proptest! {
         #[test]
-        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200), extra in 0usize..2000) {
             let _ = PacketView::new_checked(&bytes[..]);
+            let _ = PacketView::new_checked_head(&bytes[..], bytes.len() + extra);
+        }
+
+        /// A frame split anywhere after its headers parses as the whole frame does, its payload cut short.
+        #[test]
+        fn a_split_frame_parses_like_the_whole(udp in any::<bool>(), v6 in any::<bool>(), len in 0usize..1400, cut in 0usize..1500) {
+            let proto = if udp { L4Proto::Udp } else { L4Proto::Tcp };
+            let s = FrameSpec { frame_len: 128 + len, ..spec(proto, v6) };
+            let frame = build_frame(&s, &[9u8; 32]).unwrap();
+            let whole = PacketView::new_checked(&frame[..]).unwrap();
+            let cut = whole.payload_offset() + cut % (frame.len() - whole.payload_offset() + 1);
+            let head = PacketView::new_checked_head(&frame[..cut], frame.len()).unwrap();
+            prop_assert_eq!(head.five_tuple(), whole.five_tuple());
+            prop_assert_eq!((head.l3(), head.l3_offset(), head.l4_offset()), (whole.l3(), whole.l3_offset(), whole.l4_offset()));
+            prop_assert_eq!(head.payload_offset(), whole.payload_offset());
+            let n = head.payload().len();
+            prop_assert_eq!(head.payload(), &whole.payload()[..n]);
         }
 
         #[test]
