@@ -21,6 +21,7 @@ pub mod maglev;
 pub mod nat;
 pub mod params;
 pub mod pingpong;
+pub mod service;
 pub mod shared;
 pub mod telemetry;
 pub mod workpackage;
@@ -88,8 +89,21 @@ pub enum AppError {
 }
 
 /// Names accepted by [`AnyApp::new`].
-pub const APP_NAMES: &[&str] =
-    &["echo", "fwd", "l3fwd", "nat", "lb", "maglev", "workpackage", "kvs", "telemetry", "logmon", "ipsec", "pingpong"];
+pub const APP_NAMES: &[&str] = &[
+    "echo",
+    "fwd",
+    "l3fwd",
+    "nat",
+    "lb",
+    "maglev",
+    "workpackage",
+    "kvs",
+    "telemetry",
+    "logmon",
+    "ipsec",
+    "pingpong",
+    "service",
+];
 
 /// Any app, chosen at run time by name; dispatches to the concrete app (one `match`, no virtual calls).
 #[derive(Debug)]
@@ -118,6 +132,8 @@ pub enum AnyApp {
     Ipsec(ipsec::Ipsec),
     /// [`pingpong::PingPong`].
     PingPong(pingpong::PingPong),
+    /// [`service::Service`].
+    Service(service::Service),
 }
 
 impl AnyApp {
@@ -159,6 +175,7 @@ impl AnyApp {
             "logmon" => AnyApp::LogMon(logmon::LogMon::new(params.reader("logmon"))?),
             "ipsec" => AnyApp::Ipsec(ipsec::Ipsec::new(params.reader("ipsec"))?),
             "pingpong" => AnyApp::PingPong(pingpong::PingPong::new(params.reader("pingpong"))?),
+            "service" => AnyApp::Service(service::Service::new(params.reader("service"), core)?),
             other => return Err(AppError::Unknown(other.to_string())),
         })
     }
@@ -180,6 +197,7 @@ macro_rules! dispatch {
             AnyApp::LogMon($a) => $e,
             AnyApp::Ipsec($a) => $e,
             AnyApp::PingPong($a) => $e,
+            AnyApp::Service($a) => $e,
         }
     };
 }

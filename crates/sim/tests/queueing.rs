@@ -1,5 +1,5 @@
 //! The engine's queueing against closed form (issue 6, "Validation"; formulas in reference/hardware.md):
-//! Poisson arrivals, per-packet service times injected through `Probe::work` by a test app, privRing
+//! Poisson arrivals, per-packet service times injected through `Probe::work` by the `service` app, privRing
 //! with bursts of one packet so that a core serves one packet at a time.
 //!
 //! The hardware's fixed latencies (NIC pipeline, PCIe, wire) are set to zero so that sojourn time is
@@ -13,11 +13,7 @@
 //! Lee-Longton M/G/c approximation) and with the M/M/c sojourn distribution for p99, at c = 4 (c = 8
 //! too with `SIM_HEAVY=1`), next to the c independent M/M/1 queues privRing gives.
 
-use apps::App;
-use ifaces::{CoreCtx, Packet, Probe};
-use rand::SeedableRng;
-use rand_distr::{Distribution, Exp1};
-use rand_xoshiro::Xoshiro256PlusPlus;
+use apps::service::Service;
 use sim::{Arrivals, Profile, SimConfig, SimReport, run_design};
 use traffic::{GenConfig, Rate, SizeSpec, Steering};
 
@@ -25,23 +21,6 @@ use traffic::{GenConfig, Rate, SizeSpec, Steering};
 const SERVICE_NS: f64 = 10_000.0;
 /// Packets per run: enough for the mean and p99 to settle within a few percent at utilisation 0.5.
 const PACKETS: f64 = 200_000.0;
-
-/// A test app: each packet costs a fixed or exponentially distributed number of cycles.
-struct Service {
-    rng: Xoshiro256PlusPlus,
-    mean_cycles: f64,
-    exponential: bool,
-}
-
-impl App for Service {
-    fn process<'c, P: Probe>(&mut self, p: &mut P, _: &'c CoreCtx, rx: &mut Vec<Packet<'c>>, tx: &mut Vec<Packet<'c>>) {
-        for pkt in rx.drain(..) {
-            let x: f64 = if self.exponential { Exp1.sample(&mut self.rng) } else { 1.0 };
-            p.work((x * self.mean_cycles).round() as u32);
-            tx.push(pkt);
-        }
-    }
-}
 
 /// The R640 with the NIC, PCIe and wire made instantaneous.
 fn zero_latency_profile() -> Profile {
@@ -83,9 +62,7 @@ fn run_with<D: ifaces::Design>(cores: usize, rho: f64, exponential: bool) -> (Si
     cfg.iface.cores = cores;
     cfg.iface.burst = 1;
     let mean_cycles = SERVICE_NS * profile.cpu.freq_ghz;
-    let apps = (0..cores)
-        .map(|i| Service { rng: Xoshiro256PlusPlus::seed_from_u64(100 + i as u64), mean_cycles, exponential })
-        .collect();
+    let apps = (0..cores).map(|i| Service::with(mean_cycles, exponential, 100 + i as u64)).collect();
     let r = run_design::<D, _>(&cfg, &profile, apps).unwrap();
     assert!(r.drops.is_empty(), "{r}");
     let service_ns = r.cycles.total / profile.cpu.freq_ghz;
