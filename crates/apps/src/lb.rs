@@ -3,8 +3,9 @@
 //! gets the next server round-robin; the destination address is rewritten to the server's with
 //! incremental checksum updates.
 //!
-//! [`Balancer`] is the part shared with `maglev` (Ensō §7.3.1), which differs only in how a new flow's
-//! server is chosen ([`Select`]).
+//! [`Balancer`] is the part shared with `maglev` (Ensō §7.3.1), which differs in how a new flow's server
+//! is chosen ([`Select`]) and where flows are remembered ([`FlowTable`]: this cuckoo table, or Maglev's
+//! small flow cache).
 //!
 //! Parameters: `flows=N` flow-table capacity per core (default 1M), `backends=N` servers (default 32).
 
@@ -20,6 +21,33 @@ use wire::rewrite::{self, Side};
 const BACKEND_BASE: Ipv4Addr = Ipv4Addr::new(10, 200, 0, 1);
 /// Cycles of the incremental checksum updates and the address store.
 const REWRITE_WORK: u32 = 6;
+
+/// Where a balancer remembers each flow's backend.
+pub trait FlowTable: std::fmt::Debug + Send {
+    /// The backend remembered for `key` (with hash `hash`), if any.
+    fn get<P: Probe>(&mut self, p: &mut P, key: &FlowKey, hash: u64) -> Option<u16>;
+    /// Remember `backend` for `key`; `false` if the table had no room.
+    fn insert<P: Probe>(&mut self, p: &mut P, key: FlowKey, hash: u64, backend: u16) -> bool;
+    /// How many flows it remembers.
+    fn flows(&self) -> usize;
+    /// The table's memory ([`App::tables`]).
+    fn tables(&self) -> Vec<std::ops::Range<usize>>;
+}
+
+impl FlowTable for CuckooTable<u16> {
+    fn get<P: Probe>(&mut self, p: &mut P, key: &FlowKey, hash: u64) -> Option<u16> {
+        CuckooTable::get(self, p, key, hash)
+    }
+    fn insert<P: Probe>(&mut self, p: &mut P, key: FlowKey, hash: u64, backend: u16) -> bool {
+        CuckooTable::insert(self, p, key, hash, backend).is_ok()
+    }
+    fn flows(&self) -> usize {
+        self.len()
+    }
+    fn tables(&self) -> Vec<std::ops::Range<usize>> {
+        CuckooTable::tables(self)
+    }
+}
 
 /// How a new flow's backend is chosen.
 pub trait Select: std::fmt::Debug + Send {
@@ -56,10 +84,10 @@ pub struct Backend {
     pub addr: Ipv4Addr,
 }
 
-/// A flow-caching load balancer with backend choice `S`.
+/// A flow-caching load balancer with backend choice `S` and flow table `T`.
 #[derive(Debug)]
-pub struct Balancer<S> {
-    table: CuckooTable<u16>,
+pub struct Balancer<S, T = CuckooTable<u16>> {
+    table: T,
     select: S,
     backends: Vec<Backend>,
     stats: Stats,
@@ -78,10 +106,10 @@ struct Stats {
 /// The `lb` app.
 pub type Lb = Balancer<RoundRobin>;
 
-/// Read `backends` (1 to 65535) and `flows`; returns the backends and the flow-table capacity.
-pub fn read_common(r: &mut Reader<'_>) -> Result<(Vec<Backend>, usize), AppError> {
+/// Read `backends` (1 to 65535) and `flows` (the flow table's entries, `default_flows` if unset).
+pub fn read_common(r: &mut Reader<'_>, default_flows: u64) -> Result<(Vec<Backend>, usize), AppError> {
     let n = r.count("backends", 32, 1..=65535)? as u32;
-    let flows = r.count("flows", 1_000_000, 1..=100_000_000)? as usize;
+    let flows = r.count("flows", default_flows, 1..=100_000_000)? as usize;
     let backends = (0..n).map(|i| Backend { addr: Ipv4Addr::from(u32::from(BACKEND_BASE) + i) }).collect();
     Ok((backends, flows))
 }
@@ -89,17 +117,17 @@ pub fn read_common(r: &mut Reader<'_>) -> Result<(Vec<Backend>, usize), AppError
 impl Lb {
     /// Build from parameters (see the module documentation).
     pub fn new(mut r: Reader<'_>) -> Result<Lb, AppError> {
-        let (backends, flows) = read_common(&mut r)?;
+        let (backends, flows) = read_common(&mut r, 1_000_000)?;
         r.finish()?;
         let select = RoundRobin { next: 0, n: backends.len() as u16 };
-        Ok(Balancer::with(select, backends, flows))
+        Ok(Balancer::with(select, backends, CuckooTable::with_capacity(flows)))
     }
 }
 
-impl<S: Select> Balancer<S> {
-    /// A balancer over `backends` with a flow table of `flows` entries.
-    pub fn with(select: S, backends: Vec<Backend>, flows: usize) -> Balancer<S> {
-        Balancer { table: CuckooTable::with_capacity(flows), select, backends, stats: Stats::default() }
+impl<S: Select, T: FlowTable> Balancer<S, T> {
+    /// A balancer over `backends` remembering flows in `table`.
+    pub fn with(select: S, backends: Vec<Backend>, table: T) -> Balancer<S, T> {
+        Balancer { table, select, backends, stats: Stats::default() }
     }
 
     /// The backend of `key`: the cached one, or a new choice that is then cached (if the table has room).
@@ -111,14 +139,14 @@ impl<S: Select> Balancer<S> {
         }
         let b = self.select.pick(p, key, hash);
         self.stats.new_flows += 1;
-        if self.table.insert(p, *key, hash, b).is_err() {
+        if !self.table.insert(p, *key, hash, b) {
             self.stats.table_full += 1;
         }
         b
     }
 }
 
-impl<S: Select> App for Balancer<S> {
+impl<S: Select, T: FlowTable> App for Balancer<S, T> {
     fn process<'c, P: Probe>(&mut self, p: &mut P, _: &'c CoreCtx, rx: &mut Vec<Packet<'c>>, tx: &mut Vec<Packet<'c>>) {
         for mut pkt in rx.drain(..) {
             let addr = pkt.addr();
@@ -157,7 +185,7 @@ impl<S: Select> App for Balancer<S> {
             ("forwarded".into(), s.forwarded as f64),
             ("flow_hits".into(), s.hits as f64),
             ("new_flows".into(), s.new_flows as f64),
-            ("flows".into(), self.table.len() as f64),
+            ("flows".into(), self.table.flows() as f64),
             ("table_full".into(), s.table_full as f64),
             ("drop_malformed".into(), s.malformed as f64),
             ("drop_not_flow".into(), s.not_flow as f64),

@@ -10,6 +10,7 @@ pub mod cuckoo;
 pub mod dir24_8;
 pub mod echo;
 pub mod flow;
+pub mod flowcache;
 pub mod fwd;
 pub mod harness;
 pub mod ipsec;

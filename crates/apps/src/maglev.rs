@@ -1,13 +1,15 @@
 //! `maglev`: Google's Maglev load balancer as Ensō §7.3.1 runs it: consistent hashing through a lookup
 //! table of prime size built by the Maglev paper's permutation algorithm (Eisenbud et al., NSDI'16, §3.4,
-//! Pseudocode 1), with a flow cache (the connection tracking table of Maglev §3.3) in front; the packet's
-//! destination address is rewritten to the chosen backend's.
+//! Pseudocode 1), with a small flow cache (the connection tracking table of Maglev §3.3) in front, as Ensō's
+//! implementation has it ([`FlowCache`]: 1024 entries per core, a full bucket replacing its oldest); the
+//! packet's destination address is rewritten to the chosen backend's.
 //!
 //! Parameters: `backends=N` (default 32), `table=M` lookup-table size, a prime larger than the number of
-//! backends (default 65537, the paper's), `flows=N` flow-cache capacity per core (default 1M).
+//! backends (default 65537, the paper's), `flows=N` flow-cache entries per core (default 1024).
 
 use crate::AppError;
 use crate::flow::{FlowKey, hash_bytes};
+use crate::flowcache::FlowCache;
 use crate::lb::{Balancer, Select, read_common};
 use crate::params::Reader;
 use ifaces::Probe;
@@ -81,16 +83,17 @@ impl Select for MaglevTable {
 }
 
 /// The `maglev` app.
-pub type Maglev = Balancer<MaglevTable>;
+pub type Maglev = Balancer<MaglevTable, FlowCache>;
 
 /// Build the `maglev` app from parameters (see the module documentation).
 pub fn new(mut r: Reader<'_>) -> Result<Maglev, AppError> {
-    let (backends, flows) = read_common(&mut r)?;
+    // enso_eval's Maglev caches `hash_params.entries = 1024` flows per core.
+    let (backends, flows) = read_common(&mut r, 1024)?;
     let m = r.count("table", 65537, 3..=(1 << 24))? as usize;
     let names: Vec<String> = backends.iter().map(|b| b.addr.to_string()).collect();
     let table = MaglevTable::build(&names, m).map_err(|e| r.error("table", e))?;
     r.finish()?;
-    Ok(Balancer::with(table, backends, flows))
+    Ok(Balancer::with(table, backends, FlowCache::new(flows)))
 }
 
 #[cfg(test)]
