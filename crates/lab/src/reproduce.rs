@@ -109,23 +109,30 @@ fn claims(dir: &Path, only: Option<&str>) -> Result<Vec<Experiment>> {
     Ok(exps.into_iter().filter(|e| e.claim.is_some()).collect())
 }
 
-/// The verdict table as text.
+/// The verdict table as text, its columns as wide as their longest entries.
 pub fn table(results: &[ClaimResult]) -> String {
-    let mut lines = vec![format!("{:<20} {:<46} {:>9} {:>9}  verdict", "claim", "ratio", "paper", "rxlab")];
+    let name_w = results.iter().map(|r| r.name.len()).chain([5]).max().unwrap_or(5);
+    let what_w = results
+        .iter()
+        .flat_map(|r| {
+            r.verdicts.iter().map(|v| v.what.chars().count()).chain(r.not_run.as_ref().map(|_| r.claim.len()))
+        })
+        .chain([5])
+        .max()
+        .unwrap_or(5);
+    let row = |name: &str, what: &str, paper: &str, rx: &str, tail: &str| {
+        format!("{name:<name_w$} {what:<what_w$} {paper:>9} {rx:>9}  {tail}")
+    };
+    let mut lines = vec![row("claim", "ratio", "paper", "rxlab", "verdict")];
     for r in results {
         if let Some(why) = &r.not_run {
-            lines.push(format!("{:<20} {:<46} {:>9} {:>9}  not run: {why}", r.name, r.claim, "", ""));
+            lines.push(row(&r.name, &r.claim, "", "", &format!("not run: {why}")));
         }
         for v in &r.verdicts {
             let rx = v.rxlab.map_or_else(|| "-".into(), |x| format!("{x:.3}"));
             let verdict = if v.within { "within" } else { "MISS" };
             let paper = format!("{}{:.3}", crate::claim::bound_sign(v.bound), v.paper);
-            lines.push(format!(
-                "{:<20} {:<46} {paper:>9} {rx:>9}  {verdict} (±{:.0} %)",
-                r.name,
-                v.what,
-                v.tolerance * 100.0
-            ));
+            lines.push(row(&r.name, &v.what, &paper, &rx, &format!("{verdict} (±{:.0} %)", v.tolerance * 100.0)));
         }
     }
     lines.join("\n")
