@@ -8,10 +8,18 @@
 //! Buffers are shared between the NIC thread and worker threads, so every hand-off goes through the
 //! buffer's [`Owner`] word with a compare-and-swap. A hand-off that finds the wrong owner is a protocol
 //! bug (a buffer freed twice, a completion reclaimed twice) and panics with the buffer and both states,
-//! instead of letting two agents touch the same bytes. The CAS also orders the bytes: the NIC's DMA write
-//! happens-before its `Posted -> Filled` release store, which the core's `Filled -> Core` acquire reads.
-//! The device reaches bytes here ([`Arena::dma_write`], [`Arena::dma_read`]) only while it holds the
-//! buffer; a core reaches them only through the unique [`crate::Packet`] that holds it.
+//! instead of letting two agents touch the same bytes. The device reaches bytes here
+//! ([`Arena::dma_write`], [`Arena::dma_read`]) only while it holds the buffer; a core reaches them only
+//! through the unique [`crate::Packet`] that holds it.
+//!
+//! A received buffer stays [`Owner::Posted`] from the core's post to its reclaim (`Posted -> Core`), and a
+//! transmitted one [`Owner::Tx`] until the driver sees its transmit completion (`Tx -> Core`): the device
+//! reads and writes bytes without touching the owner word, as a NIC never writes an mbuf header. That keeps the
+//! word on the core's side (on real hardware, and in the live engine, where a NIC-side CAS moved the
+//! word's line between the two threads twice per packet and cost a third of privRing's receive path);
+//! the completion's release store, which the core's acquire load reads, orders the bytes
+//! (DESIGN.md, "Concurrency"). Debug builds, the test suite's, still check that the device writes only
+//! posted buffers and reads only queued ones.
 
 #![allow(unsafe_code)]
 
@@ -26,11 +34,11 @@ pub const META_LEN: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BufId(pub u32);
 
-/// Who holds a buffer. Transitions (each a CAS in [`Arena::transfer`]):
+/// Who holds a buffer. Transitions (each a CAS in [`Arena::transfer`], all made by cores):
 /// `Free -> Core` (allocation), `Core -> Free` (free), `Core -> Posted` (given to the device in a
-/// descriptor), `Posted -> Filled` (the device wrote a packet into it), `Filled -> Core` (the driver
-/// reclaimed it with the completion), `Core -> Tx` (queued for transmission), `Tx -> Core` (the device
-/// finished reading it), `Posted -> Free` (teardown of a ring that still holds it).
+/// descriptor), `Posted -> Core` (the driver reclaimed it with the completion of the packet the device
+/// wrote into it), `Core -> Tx` (queued for transmission), `Tx -> Core` (the driver saw the transmit
+/// completion), `Posted -> Free` (teardown of a ring that still holds it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Owner {
@@ -38,12 +46,10 @@ pub enum Owner {
     Free = 0,
     /// Held by a core: a packet, or a driver's spare.
     Core = 1,
-    /// Posted to the device in a receive descriptor, not yet written.
+    /// Posted to the device in a receive descriptor; written by it, perhaps, and not yet reclaimed.
     Posted = 2,
-    /// Written by the device, completion published, not yet reclaimed by a core.
-    Filled = 3,
     /// Queued for transmission; the device may read it.
-    Tx = 4,
+    Tx = 3,
 }
 
 impl Owner {
@@ -52,7 +58,6 @@ impl Owner {
             0 => Owner::Free,
             1 => Owner::Core,
             2 => Owner::Posted,
-            3 => Owner::Filled,
             _ => Owner::Tx,
         }
     }
@@ -100,6 +105,9 @@ pub struct Arena {
     base: NonNull<u8>,
     count: u32,
     layout: BufLayout,
+    /// `log2(stride)` when the stride is a power of two (the default): [`Arena::id_of`] then shifts
+    /// instead of dividing, on the device's per-packet path.
+    stride_shift: Option<u32>,
     name: &'static str,
     /// Under loom, owner words must be loom atomics, which cannot live in raw memory.
     #[cfg(loom)]
@@ -108,7 +116,8 @@ pub struct Arena {
 
 // SAFETY: the arena owns its allocation. Bytes are reached only through `bytes`/`bytes_mut` by the
 // agent whose ownership the owner word records (checked with atomics on every hand-off), and through
-// `dma_write`/`dma_read`, which check that the device holds the buffer. Owner words are atomics.
+// `dma_write`/`dma_read`, which the device calls only for buffers it holds (a posted descriptor's,
+// checked in debug builds; a queued transmit's, always checked). Owner words are atomics.
 unsafe impl Send for Arena {}
 // SAFETY: as above: shared access is mediated by the atomic owner words.
 unsafe impl Sync for Arena {}
@@ -133,6 +142,7 @@ impl Arena {
             base,
             count,
             layout,
+            stride_shift: layout.stride.is_power_of_two().then(|| layout.stride.trailing_zeros()),
             name,
             #[cfg(loom)]
             owners: (0..count).map(|_| AtomicU32::new(0)).collect(),
@@ -159,8 +169,18 @@ impl Arena {
         self.count as usize * self.layout.stride
     }
 
+    /// Panic unless `id` names a buffer of this arena: one compare inline, the message out of line.
+    #[inline(always)]
     fn check(&self, id: BufId) {
-        assert!(id.0 < self.count, "{}: buffer {} out of range ({} buffers)", self.name, id.0, self.count);
+        if id.0 >= self.count {
+            self.out_of_range(id);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn out_of_range(&self, id: BufId) -> ! {
+        panic!("{}: buffer {} out of range ({} buffers)", self.name, id.0, self.count);
     }
 
     /// Address of the metadata line of buffer `id`.
@@ -179,8 +199,11 @@ impl Arena {
     /// The buffer whose data starts at `addr`, if `addr` is one (descriptor validation).
     pub fn id_of(&self, addr: usize) -> Option<BufId> {
         let off = addr.checked_sub(self.base_addr() + META_LEN)?;
-        (off % self.layout.stride == 0 && off / self.layout.stride < self.count as usize)
-            .then(|| BufId((off / self.layout.stride) as u32))
+        let (index, aligned) = match self.stride_shift {
+            Some(s) => (off >> s, off & (self.layout.stride - 1) == 0),
+            None => (off / self.layout.stride, off % self.layout.stride == 0),
+        };
+        (aligned && index < self.count as usize).then_some(BufId(index as u32))
     }
 
     #[cfg(loom)]
@@ -243,40 +266,54 @@ impl Arena {
         }
     }
 
-    /// The device writes `data` at `offset` into the data room of `id`, which must be [`Owner::Posted`],
-    /// and marks it [`Owner::Filled`] (release: the bytes are visible to whoever reclaims it).
-    /// Returns false, writing nothing, if the data does not fit.
+    /// The device writes `data` at `offset` into the data room of `id`, which must be [`Owner::Posted`]
+    /// (checked in debug builds). The design publishes the packet afterwards with a release store (its
+    /// completion), which orders these bytes for the core that reclaims the buffer. Returns false,
+    /// writing nothing, if the data does not fit.
+    #[inline]
     pub fn dma_write(&self, id: BufId, offset: usize, data: &[u8]) -> bool {
         if offset + data.len() > self.layout.data_room() {
             return false;
         }
-        let owner = self.owner(id);
-        assert_eq!(owner, Owner::Posted, "{}: device wrote buffer {} that is {owner:?}, not posted", self.name, id.0);
+        self.check(id);
+        debug_assert_eq!(
+            self.owner(id),
+            Owner::Posted,
+            "{}: device wrote buffer {} that is not posted",
+            self.name,
+            id.0
+        );
         // SAFETY: in range (checked above); the buffer is Posted, so no core holds a reference to its bytes
-        // (cores reach bytes only as Core), and the single device agent is the only writer.
+        // (cores reach bytes only as Core, and the driver reclaims a buffer only after the completion the
+        // device publishes once this write is done), and the single device agent is the only writer.
         unsafe {
             std::ptr::copy_nonoverlapping(data.as_ptr(), (self.data_addr(id) + offset) as *mut u8, data.len());
         }
-        self.transfer(id, Owner::Posted, Owner::Filled);
         true
     }
 
-    /// The device reads `len` bytes of `id`, which must be [`Owner::Tx`], and gives it back to the core
-    /// side as [`Owner::Core`] for the driver to free on transmit completion.
+    /// The device reads `len` bytes of `id`, which must be [`Owner::Tx`] (checked in debug builds). The
+    /// buffer stays Tx: the driver takes it back when the design's transmit completion, released after
+    /// this read, tells it the packet is sent.
+    #[inline]
     pub fn dma_read<R>(&self, id: BufId, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
         let len = len.min(self.layout.data_room());
-        let owner = self.owner(id);
-        assert_eq!(owner, Owner::Tx, "{}: device read buffer {} that is {owner:?}, not queued for Tx", self.name, id.0);
-        // SAFETY: in range; the buffer is Tx, so the core side holds no reference to it until we hand it
-        // back below, after the last use of the slice.
-        let r = f(unsafe { std::slice::from_raw_parts(self.data_addr(id) as *const u8, len) });
-        self.transfer(id, Owner::Tx, Owner::Core);
-        r
+        self.check(id);
+        debug_assert_eq!(
+            self.owner(id),
+            Owner::Tx,
+            "{}: device read buffer {} that is not queued for Tx",
+            self.name,
+            id.0
+        );
+        // SAFETY: in range; the buffer is Tx, so no core holds a reference to its bytes until the driver
+        // reads the transmit completion that the device publishes after this read.
+        f(unsafe { std::slice::from_raw_parts(self.data_addr(id) as *const u8, len) })
     }
 
-    /// Count buffers by owner: `[free, core, posted, filled, tx]`. Used by the end-of-run invariant.
-    pub fn census(&self) -> [u32; 5] {
-        let mut c = [0u32; 5];
+    /// Count buffers by owner: `[free, core, posted, tx]`. Used by the end-of-run invariant.
+    pub fn census(&self) -> [u32; 4] {
+        let mut c = [0u32; 4];
         for i in 0..self.count {
             c[self.owner(BufId(i)) as usize] += 1;
         }
@@ -327,8 +364,12 @@ mod tests {
         assert_eq!(a.id_of(a.data_addr(BufId(3))), Some(BufId(3)));
         assert_eq!(a.id_of(a.data_addr(BufId(3)) + 1), None);
         assert_eq!(a.id_of(a.base_addr() + 4 * 2048 + META_LEN), None);
-        assert_eq!(a.census(), [4, 0, 0, 0, 0]);
+        assert_eq!(a.census(), [4, 0, 0, 0]);
         assert!(Arena::new("t", 1, BufLayout { stride: 100 }).is_err());
+        // A stride that is not a power of two divides instead of shifting, to the same answers.
+        let odd = Arena::new("t", 4, BufLayout { stride: 1536 }).unwrap();
+        assert_eq!(odd.id_of(odd.data_addr(BufId(3))), Some(BufId(3)));
+        assert_eq!(odd.id_of(odd.data_addr(BufId(3)) + 64), None);
     }
 
     #[test]
@@ -339,12 +380,22 @@ mod tests {
         assert_eq!(a.home(b), 7);
         a.transfer(b, Owner::Core, Owner::Posted);
         assert!(a.dma_write(b, 0, &[1, 2, 3]));
-        assert_eq!(a.owner(b), Owner::Filled);
-        a.transfer(b, Owner::Filled, Owner::Core);
+        assert_eq!(a.owner(b), Owner::Posted, "the device leaves the owner word alone");
+        a.transfer(b, Owner::Posted, Owner::Core);
         a.transfer(b, Owner::Core, Owner::Tx);
         a.dma_read(b, 3, |d| assert_eq!(d, &[1, 2, 3]));
-        assert_eq!(a.owner(b), Owner::Core);
+        assert_eq!(a.owner(b), Owner::Tx, "until the driver sees the completion");
+        a.transfer(b, Owner::Tx, Owner::Core);
         assert_eq!(a.home(b), 7);
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "not posted")]
+    fn the_device_writes_only_posted_buffers() {
+        let a = Arena::new("t", 1, BufLayout::default()).unwrap();
+        a.take_free(BufId(0), 0);
+        a.dma_write(BufId(0), 0, &[1]);
     }
 
     #[test]

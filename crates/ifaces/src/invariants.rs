@@ -87,13 +87,12 @@ pub fn check_buffers(arena: &Arena, free: Option<usize>, nicmem: Option<&NicMem>
             "no-leak",
             format!(
                 "{} of {count} buffers are back in the pool after teardown{} (held by cores {}, posted {}, \
-                 filled {}, in Tx {})",
+                 in Tx {})",
                 census[0],
                 free.map_or(String::new(), |f| format!(", {f} on its free lists")),
                 census[1],
                 census[2],
-                census[3],
-                census[4]
+                census[3]
             ),
         )?;
     }

@@ -69,10 +69,10 @@ impl<'c> Packet<'c> {
         Packet { ptr, len: len.min(cap), cap, backing: Backing::Buf(id), tail: None, core }
     }
 
-    /// Reclaim a buffer the device filled (`Filled -> Core`): the driver side's way to make a packet once
-    /// it has read the completion that names the buffer.
+    /// Reclaim a buffer the device filled (`Posted -> Core`): the driver side's way to make a packet once
+    /// it has read (with acquire) the completion that names the buffer.
     pub fn reclaim(core: &'c CoreCtx, id: BufId, len: u32) -> Packet<'c> {
-        core.arena().transfer(id, Owner::Filled, Owner::Core);
+        core.arena().transfer(id, Owner::Posted, Owner::Core);
         Packet::from_owned(core, id, len)
     }
 

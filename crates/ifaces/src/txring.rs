@@ -74,6 +74,7 @@ impl TxDriver {
     fn free_to<P: Probe>(&mut self, p: &mut P, core: &CoreCtx, head: u32) {
         while self.reclaimed != head {
             let id = self.shadow[self.shared.ring.size().slot(self.reclaimed)];
+            core.arena().transfer(id, Owner::Tx, Owner::Core);
             core.free(p, id);
             self.reclaimed = self.reclaimed.wrapping_add(1);
         }

@@ -100,7 +100,7 @@ impl DrvRing {
         }
     }
 
-    /// Take the filled buffer of `slot` (still [`Owner::Filled`]: the caller reclaims it); the device
+    /// Take the filled buffer of `slot` (still [`Owner::Posted`]: the caller reclaims it); the device
     /// fills slots in order.
     #[inline]
     pub fn take(&mut self, slot: u32) -> BufId {

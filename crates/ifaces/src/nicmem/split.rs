@@ -309,10 +309,17 @@ impl NicMemDriver {
         }
         let done = std::mem::take(&mut *self.tx.done.lock().unwrap());
         for d in done {
+            // Sent: the buffers are the core's again (`Tx -> Core`).
             if let Header::Buf(id, _) = d.header {
+                core.arena().transfer(id, Owner::Tx, Owner::Core);
                 core.free(p, id);
             }
             if let Some((which, id, _)) = d.payload {
+                match which {
+                    HELD => {}
+                    PRIMARY => self.nicmem.arena().transfer(id, Owner::Tx, Owner::Core),
+                    _ => core.arena().transfer(id, Owner::Tx, Owner::Core),
+                }
                 self.return_payload(p, core, which, id);
             }
         }
@@ -360,9 +367,9 @@ impl DriverSide for NicMemDriver {
                 };
                 if let Some(r) = ring {
                     let id = r.take(slot);
-                    r.arena().transfer(id, Owner::Filled, Owner::Core);
+                    r.arena().transfer(id, Owner::Posted, Owner::Core);
                     let ptr = std::ptr::NonNull::new(r.arena().data_addr(id) as *mut u8).expect("arena memory");
-                    // SAFETY: the buffer was just reclaimed (`Filled -> Core`), so this packet is its only
+                    // SAFETY: the buffer was just reclaimed (`Posted -> Core`), so this packet is its only
                     // holder until the token comes back or the transmit path consumes the packet.
                     unsafe { pkt.attach_tail(ptr, len, which << 32 | u64::from(id.0)) };
                 }
