@@ -212,11 +212,6 @@ impl App for AnyApp {
         rx: &mut Vec<Packet<'c>>,
         tx: &mut Vec<Packet<'c>>,
     ) {
-        // The poll loop prefetches each received packet's first line before the app runs, as DPDK
-        // applications do (l3fwd prefetches the packets of a burst ahead of processing them).
-        for pkt in rx.iter() {
-            p.prefetch(pkt.addr(), 1);
-        }
         dispatch!(self, a => a.process(p, core, rx, tx))
     }
 

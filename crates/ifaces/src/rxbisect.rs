@@ -27,7 +27,7 @@ use crate::desc::{DescPrefetch, DescRing};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::packet::Packet;
 use crate::pool::{PoolCache, SharedPool};
-use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
+use crate::probe::{NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
 use crate::slots;
 use crate::sync::Arc;
@@ -326,9 +326,7 @@ impl DriverSide for RxBisectDriver {
                 polled = true;
                 if addr != 0 {
                     let id = arena.id_of(addr as usize).expect("Bx entry points outside the buffer arena");
-                    let pkt = Packet::reclaim(core, id, len as u32);
-                    p.touch(pkt.meta_addr(), 64, Access::Write);
-                    out.push(pkt);
+                    out.push(slots::receive(p, core, id, len as u32));
                     n += 1;
                 }
                 if (ax & 0xffff_ffff) as usize == self.ax_id {

@@ -56,9 +56,22 @@ pub fn swap<'c, P: Probe>(
     fresh: BufId,
     core: &'c CoreCtx,
 ) -> Packet<'c> {
-    let pkt = Packet::reclaim(core, buffer_of(p, ring, i, core), len);
-    p.touch(pkt.meta_addr(), 64, Access::Write);
+    let id = buffer_of(p, ring, i, core);
+    let pkt = receive(p, core, id, len);
     post(p, ring, i, fresh, core);
+    pkt
+}
+
+/// The received buffer `id` becomes the core's packet of `len` bytes (`Posted -> Core`): the driver
+/// writes its mbuf header (length, RSS hash: one line) and prefetches its first line, as FastClick's
+/// `FromDPDKDevice` does for every packet right after `rte_eth_rx_burst`, so that the app's header reads
+/// find a burst's lines already on their way. (Ensō's library hands out pipe bytes and prefetches
+/// nothing; its designs do not come here.)
+#[inline]
+pub fn receive<'c, P: Probe>(p: &mut P, core: &'c CoreCtx, id: BufId, len: u32) -> Packet<'c> {
+    let pkt = Packet::reclaim(core, id, len);
+    p.touch(pkt.meta_addr(), 64, Access::Write);
+    p.prefetch(pkt.addr(), 1);
     pkt
 }
 

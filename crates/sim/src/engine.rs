@@ -28,7 +28,9 @@ use crate::nic::Nic;
 use crate::order::DeliveryCheck;
 use crate::probe::{Agent, SimProbe, Step};
 use crate::profile::Profile;
-use crate::report::{Accounting, Cycles, DescriptorWait, HitRates, MemBw, PcieDir, PcieReport, SimReport, ratio};
+use crate::report::{
+    Accounting, Cycles, DescriptorWait, HitRates, MemBw, MissesPerPacket, PcieDir, PcieReport, SimReport, ratio,
+};
 use crate::sampler::{PERIOD_PS, Sampler};
 use apps::App;
 use ifaces::invariants::{RunCounts, Violation, check_buffers};
@@ -504,6 +506,11 @@ pub fn run_design<D: Design, A: App>(
             llc: rate(snap.mem.llc),
             nic_write: rate(snap.mem.nic_write),
             nic_read: rate(snap.mem.nic_read),
+        },
+        misses_per_packet: MissesPerPacket {
+            l1: ratio(snap.mem.l1.1 as f64, c.delivered_win as f64),
+            l2: ratio(snap.mem.l2.1 as f64, c.delivered_win as f64),
+            llc: ratio(snap.mem.llc.1 as f64, c.delivered_win as f64),
         },
         memory: MemBw { read_gbs: snap.dram.0 as f64 / secs / 1e9, write_gbs: snap.dram.1 as f64 / secs / 1e9 },
         pcie: PcieReport {

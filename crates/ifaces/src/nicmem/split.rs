@@ -357,8 +357,7 @@ impl DriverSide for NicMemDriver {
             while n < max {
                 let Some([w0, w1, _hash]) = self.cq.poll(p) else { break };
                 let id = self.hdr.take(w0 as u32);
-                let mut pkt = Packet::reclaim(core, id, (w0 >> 32) as u32);
-                p.touch(pkt.meta_addr(), 64, Access::Write);
+                let mut pkt = crate::slots::receive(p, core, id, (w0 >> 32) as u32);
                 let (which, slot, len) = (w1 & 0xff, (w1 >> 8) as u32 & 0xff_ffff, (w1 >> 32) as u32);
                 let ring = match which {
                     PRIMARY => self.primary.as_mut(),
