@@ -71,11 +71,13 @@ impl<V: Copy> CuckooTable<V> {
         }
     }
 
-    /// The memory of the buckets and of the entry array's whole capacity ([`crate::App::tables`]).
+    /// The memory of the entry array's whole capacity and of the buckets ([`crate::App::tables`]), in
+    /// that order: the simulator starts the LLC with the tables written last, and the buckets are
+    /// written when the table is built while the entries are only reserved.
     pub fn tables(&self) -> Vec<std::ops::Range<usize>> {
         vec![
-            crate::span(self.buckets.as_ptr(), self.buckets.len()),
             crate::span(self.entries.as_ptr(), self.entries.capacity()),
+            crate::span(self.buckets.as_ptr(), self.buckets.len()),
         ]
     }
 
