@@ -246,6 +246,18 @@ mod tests {
     }
 
     #[test]
+    fn apps_with_lookup_tables_name_them() {
+        let small = AppParams::parse("flows=100").unwrap();
+        for name in ["l3fwd", "nat", "lb", "maglev", "workpackage", "kvs", "telemetry", "logmon"] {
+            let params = if ["nat", "lb", "maglev"].contains(&name) { &small } else { &AppParams::new() };
+            let app = AnyApp::new(name, params, 0, 1).unwrap();
+            let tables = app.tables();
+            assert!(!tables.is_empty() && tables.iter().all(|t| t.start <= t.end), "{name}: {tables:?}");
+        }
+        assert!(AnyApp::new("echo", &AppParams::new(), 0, 1).unwrap().tables().is_empty());
+    }
+
+    #[test]
     fn cores_share_read_only_tables_and_keep_their_own_state() {
         let tables = |name: &str| -> Vec<Vec<Range<usize>>> {
             let params = AppParams::parse("flows=100").unwrap();
