@@ -146,7 +146,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         drain_limit: Duration::from_secs(10),
     };
     let flow_of: Vec<u32> = src.frames.iter().map(|f| f.flow).collect();
-    let mut sink = Sink::new(flow_of, src.flows, (timing.warmup_ns, timing.end_ns));
+    let mut sink = Sink::new(flow_of, src.flows, (timing.warmup_ns, timing.end_ns), src.payload_at);
     let ctl = Control::new(cores);
     let epoch = Instant::now();
 

@@ -6,13 +6,15 @@
 //! per-flow order a vector lookup, with no hashing.
 
 use measure::{LatencyHistogram, ReorderTracker};
-use wire::{PacketView, Stamp};
+use wire::Stamp;
 
 /// Received packets' measurements.
 #[derive(Debug)]
 pub struct Sink {
     window: (u64, u64),
     flow_of: Vec<u32>,
+    /// Where the sent frames' L4 payload starts, when all of them agree ([`Stamp::in_frame`]).
+    payload_at: Option<usize>,
     /// Latency of packets sent inside the measurement window, ns.
     pub latency: LatencyHistogram,
     /// RFC 4737 reordering over the whole run, by global sequence number.
@@ -44,8 +46,9 @@ const REORDER_WINDOW: usize = 1 << 12;
 impl Sink {
     /// A sink for packets whose sequence number `s` belongs to flow `flow_of[s % flow_of.len()]` and
     /// whose send times in `[window.0, window.1)` ns are measured.
-    pub fn new(flow_of: Vec<u32>, flows: usize, window: (u64, u64)) -> Sink {
+    pub fn new(flow_of: Vec<u32>, flows: usize, window: (u64, u64), payload_at: Option<usize>) -> Sink {
         Sink {
+            payload_at,
             window,
             flow_of,
             latency: LatencyHistogram::new(),
@@ -67,7 +70,7 @@ impl Sink {
     #[inline]
     pub fn on_frame(&mut self, frame: &[u8], now_ns: u64, offered: u64) {
         self.received += 1;
-        let stamp = PacketView::new_checked(frame).ok().and_then(|v| Stamp::find(v.payload()));
+        let stamp = Stamp::in_frame(frame, self.payload_at);
         let Some(stamp) = stamp.filter(|s| s.seq < offered) else {
             self.untimed += 1;
             return;

@@ -32,6 +32,9 @@ pub struct Prebuilt {
     pub frames: Vec<Frame>,
     /// Number of distinct flows.
     pub flows: usize,
+    /// Where the L4 payload starts in every frame, if it starts at the same offset in all of them (the
+    /// receive end then finds stamps without parsing, [`wire::Stamp::in_frame`]).
+    pub payload_at: Option<usize>,
     /// How the NIC takes them ([`Prebuilt::offer`]).
     pub(crate) feed: Feed,
     /// The next frame to send.
@@ -48,11 +51,13 @@ impl Prebuilt {
         let mut g = Generator::new(cfg)?;
         let count = (PREBUILT_BYTES / g.max_len().max(1)).max(1);
         let mut buf = vec![0u8; g.max_len()];
+        let mut offsets = Vec::with_capacity(count);
         let frames = (0..count)
             .map(|_| {
                 let m = g.next_packet(&mut buf);
                 let bytes = buf[..m.len].to_vec();
                 let view = PacketView::new_checked(&bytes[..]).expect("generated frames parse");
+                offsets.push(view.payload_offset());
                 Frame {
                     hash: g.flows().get(m.flow as usize).map_or(0, |f| f.hash),
                     // At the start of the payload, or its trailer after a KVS request.
@@ -62,7 +67,8 @@ impl Prebuilt {
                 }
             })
             .collect();
-        Ok(Prebuilt { frames, flows: g.flows().len(), feed: Feed::Memory, next: 0 })
+        let payload_at = common(&offsets);
+        Ok(Prebuilt { frames, flows: g.flows().len(), payload_at, feed: Feed::Memory, next: 0 })
     }
 
     /// Frames of a capture, in capture order (up to [`PREBUILT_BYTES`]); frames that are not IP hash as
@@ -72,6 +78,7 @@ impl Prebuilt {
         let mut ids = std::collections::HashMap::<FiveTuple, u32>::new();
         let mut budget = PREBUILT_BYTES;
         let mut frames = Vec::new();
+        let mut offsets = Vec::new();
         for p in trace.packets {
             if p.data.len() > budget {
                 break;
@@ -79,6 +86,7 @@ impl Prebuilt {
             budget -= p.data.len();
             let (hash, stamp_at, flow) = match PacketView::new_checked(&p.data[..]) {
                 Ok(v) => {
+                    offsets.push(v.payload_offset());
                     let next = ids.len() as u32;
                     let flow = *ids.entry(*v.five_tuple()).or_insert(next);
                     let room = v.payload().len() >= wire::stamp::STAMP_LEN && v.five_tuple().src_port != 0;
@@ -92,7 +100,7 @@ impl Prebuilt {
         for f in frames.iter_mut().filter(|f| f.flow == u32::MAX) {
             f.flow = flows as u32;
         }
-        Prebuilt { frames, flows: flows + 1, feed: Feed::Memory, next: 0 }
+        Prebuilt { frames, flows: flows + 1, payload_at: common(&offsets), feed: Feed::Memory, next: 0 }
     }
 
     /// Largest frame.
@@ -105,4 +113,10 @@ impl Prebuilt {
         let n = self.frames.len().max(1) as f64;
         self.frames.iter().map(|f| (f.bytes.len() + wire::frame::FCS_LEN) as f64).sum::<f64>() / n
     }
+}
+
+/// The value every element of `offsets` has, if they all have one.
+fn common(offsets: &[usize]) -> Option<usize> {
+    let first = *offsets.first()?;
+    offsets.iter().all(|&o| o == first).then_some(first)
 }

@@ -343,7 +343,7 @@ pub fn run_design<D: Design, A: App>(
                 let mut probe = SimProbe::new(&mut m, Agent::Nic, start, &cell);
                 let mut out = |f: &[u8]| {
                     let done = nic.wire_out(cell.get(), f.len() + FCS_LEN);
-                    if let Some(stamp) = stamp_of(f, stamp_off) {
+                    if let Some(stamp) = Stamp::in_frame(f, Some(stamp_off)) {
                         reorder.record(stamp.seq);
                         if win.contains(stamp.tx_ns * 1000) {
                             hist.record((done / 1000).saturating_sub(stamp.tx_ns));
@@ -377,7 +377,7 @@ pub fn run_design<D: Design, A: App>(
                 let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
                 let n = drivers[i].rx_burst(&mut probe, ctx, &mut st.rx, iface.burst);
                 for pkt in &st.rx {
-                    let seq = stamp_of(pkt, stamp_off).map_or(u64::MAX, |s| s.seq);
+                    let seq = Stamp::in_frame(pkt, Some(stamp_off)).map_or(u64::MAX, |s| s.seq);
                     check.delivered(seq);
                 }
                 probe.phase(Phase::App);
@@ -582,13 +582,4 @@ fn phase_name(p: Phase) -> &'static str {
         Phase::Sync => "sync",
         Phase::Alloc => "alloc",
     }
-}
-
-/// The stamp of `frame` ([`Stamp::find`]): in the payload at `payload_off`, the offset of generated
-/// frames, else in the payload of the parsed frame (one an app rebuilt with other headers or padding).
-fn stamp_of(frame: &[u8], payload_off: usize) -> Option<Stamp> {
-    frame
-        .get(payload_off..)
-        .and_then(Stamp::find)
-        .or_else(|| PacketView::new_checked(frame).ok().and_then(|v| Stamp::find(v.payload())))
 }

@@ -56,6 +56,19 @@ impl Stamp {
     pub fn find(payload: &[u8]) -> Option<Stamp> {
         Stamp::read(payload.get(Stamp::locate(payload)?..)?)
     }
+
+    /// The stamp of a whole frame: in the L4 payload starting at `payload_at` when the caller knows
+    /// where its frames' payloads start (both engines do for the frames they generate, and apps forward
+    /// them with headers of the same length), else in the payload of the parsed frame (one an app rebuilt
+    /// with other headers, or a replayed capture's). Skipping the parse matters: a full parse of every
+    /// frame coming back took a third of the live NIC thread.
+    #[inline]
+    pub fn in_frame(frame: &[u8], payload_at: Option<usize>) -> Option<Stamp> {
+        payload_at
+            .and_then(|at| frame.get(at..))
+            .and_then(Stamp::find)
+            .or_else(|| crate::PacketView::new_checked(frame).ok().and_then(|v| Stamp::find(v.payload())))
+    }
 }
 
 #[cfg(test)]
@@ -82,6 +95,24 @@ mod tests {
         let mut resp = [0u8; 16];
         resp[4..12].copy_from_slice(&req[4..12]);
         assert_eq!(Stamp::read(&resp), None);
+    }
+
+    #[test]
+    fn found_in_a_frame_with_or_without_the_payload_offset() {
+        let tuple = crate::FiveTuple {
+            src: "10.0.0.1".parse().unwrap(),
+            dst: "10.0.0.2".parse().unwrap(),
+            src_port: 1,
+            dst_port: 2,
+            proto: 17,
+        };
+        let mut frame = crate::build_frame(&crate::FrameSpec { tuple, frame_len: 128 }, &[]).unwrap();
+        let s = Stamp { seq: 9, tx_ns: 3 };
+        s.write(&mut frame[42..]).unwrap();
+        assert_eq!(Stamp::in_frame(&frame, Some(42)), Some(s));
+        assert_eq!(Stamp::in_frame(&frame, None), Some(s), "found by parsing");
+        assert_eq!(Stamp::in_frame(&frame, Some(50)), Some(s), "a wrong hint falls back to the parse");
+        assert_eq!(Stamp::in_frame(&frame[..30], Some(42)), None);
     }
 
     #[test]
