@@ -56,19 +56,15 @@ pub enum L3 {
 #[derive(Debug, Clone)]
 pub struct PacketView<B> {
     buf: B,
-    l3: L3,
-    l3_off: usize,
-    l4_off: usize,
-    payload_off: usize,
-    payload_end: usize,
-    tuple: FiveTuple,
+    at: Offsets,
 }
 
 fn offset_in(outer: &[u8], inner: &[u8]) -> usize {
     inner.as_ptr() as usize - outer.as_ptr() as usize
 }
 
-/// The offsets of a parsed frame, before it takes its buffer back.
+/// Where a parsed frame's headers and payload are, and its flow.
+#[derive(Debug, Clone)]
 struct Offsets {
     l3: L3,
     l3_off: usize,
@@ -80,8 +76,7 @@ struct Offsets {
 
 impl Offsets {
     fn with_buf<B>(self, buf: B) -> PacketView<B> {
-        let Offsets { l3, l3_off, l4_off, payload_off, payload_end, tuple } = self;
-        PacketView { buf, l3, l3_off, l4_off, payload_off, payload_end, tuple }
+        PacketView { buf, at: self }
     }
 }
 
@@ -195,32 +190,32 @@ impl<B: AsRef<[u8]>> PacketView<B> {
 
     /// The flow this frame belongs to.
     pub fn five_tuple(&self) -> &FiveTuple {
-        &self.tuple
+        &self.at.tuple
     }
 
     /// IPv4 or IPv6.
     pub fn l3(&self) -> L3 {
-        self.l3
+        self.at.l3
     }
 
     /// Offset of the IP header in the frame.
     pub fn l3_offset(&self) -> usize {
-        self.l3_off
+        self.at.l3_off
     }
 
     /// Offset of the L4 (UDP/TCP) header, or of the IP payload when there is none.
     pub fn l4_offset(&self) -> usize {
-        self.l4_off
+        self.at.l4_off
     }
 
     /// Offset of the L4 payload.
     pub fn payload_offset(&self) -> usize {
-        self.payload_off
+        self.at.payload_off
     }
 
     /// The L4 payload (Ethernet padding excluded: the IP and UDP length fields bound it).
     pub fn payload(&self) -> &[u8] {
-        &self.buf.as_ref()[self.payload_off..self.payload_end]
+        &self.buf.as_ref()[self.at.payload_off..self.at.payload_end]
     }
 
     /// The whole frame.
@@ -237,7 +232,7 @@ impl<B: AsRef<[u8]>> PacketView<B> {
 impl<B: AsRef<[u8]> + AsMut<[u8]>> PacketView<B> {
     /// The L4 payload, writable in place.
     pub fn payload_mut(&mut self) -> &mut [u8] {
-        &mut self.buf.as_mut()[self.payload_off..self.payload_end]
+        &mut self.buf.as_mut()[self.at.payload_off..self.at.payload_end]
     }
 
     /// The whole frame, writable in place. Header rewrites must keep the offsets valid (same lengths).
