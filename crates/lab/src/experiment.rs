@@ -248,7 +248,8 @@ fn app_axis(key: &str, v: &toml::Value) -> Result<Axis> {
             Params { app_params: Some(format!("{key}={text}")), ..Params::default() }
         })
         .collect();
-    Ok(Axis { key: format!("app.{key}"), values })
+    // The column that varies is `app_params` (results have no column per app parameter).
+    Ok(Axis { key: "app_params".into(), values })
 }
 
 /// The integers of a range table.
