@@ -22,7 +22,7 @@ struct Entry {
     used: bool,
 }
 
-/// A bucket: four entries and which one was written last.
+/// A bucket: four entries (which one was written last is kept in [`FlowCache::newest`]).
 #[derive(Debug, Clone, Copy, Default)]
 #[repr(C, align(32))]
 struct Bucket {
@@ -36,6 +36,7 @@ const _: () = assert!(std::mem::size_of::<Bucket>() == 32);
 #[derive(Debug)]
 pub struct FlowCache {
     buckets: Vec<Bucket>,
+    /// Per bucket, the entry written last.
     newest: Vec<u8>,
     len: usize,
 }

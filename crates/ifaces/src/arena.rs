@@ -275,7 +275,6 @@ impl Arena {
         if offset + data.len() > self.layout.data_room() {
             return false;
         }
-        self.check(id);
         debug_assert_eq!(
             self.owner(id),
             Owner::Posted,
@@ -283,9 +282,10 @@ impl Arena {
             self.name,
             id.0
         );
-        // SAFETY: in range (checked above); the buffer is Posted, so no core holds a reference to its bytes
-        // (cores reach bytes only as Core, and the driver reclaims a buffer only after the completion the
-        // device publishes once this write is done), and the single device agent is the only writer.
+        // SAFETY: in range (`data_addr` checks the id, the test above the length); the buffer is Posted, so
+        // no core holds a reference to its bytes (cores reach bytes only as Core, and the driver reclaims a
+        // buffer only after the completion the device publishes once this write is done), and the single
+        // device agent is the only writer.
         unsafe {
             std::ptr::copy_nonoverlapping(data.as_ptr(), (self.data_addr(id) + offset) as *mut u8, data.len());
         }
@@ -298,7 +298,6 @@ impl Arena {
     #[inline]
     pub fn dma_read<R>(&self, id: BufId, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
         let len = len.min(self.layout.data_room());
-        self.check(id);
         debug_assert_eq!(
             self.owner(id),
             Owner::Tx,
@@ -306,8 +305,9 @@ impl Arena {
             self.name,
             id.0
         );
-        // SAFETY: in range; the buffer is Tx, so no core holds a reference to its bytes until the driver
-        // reads the transmit completion that the device publishes after this read.
+        // SAFETY: in range (`data_addr` checks the id, `len` is clamped to the room); the buffer is Tx, so
+        // no core holds a reference to its bytes until the driver reads the transmit completion that the
+        // device publishes after this read.
         f(unsafe { std::slice::from_raw_parts(self.data_addr(id) as *const u8, len) })
     }
 

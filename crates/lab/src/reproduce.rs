@@ -111,15 +111,13 @@ fn claims(dir: &Path, only: Option<&str>) -> Result<Vec<Experiment>> {
 
 /// The verdict table as text, its columns as wide as their longest entries.
 pub fn table(results: &[ClaimResult]) -> String {
-    let name_w = results.iter().map(|r| r.name.len()).chain([5]).max().unwrap_or(5);
+    let name_w = results.iter().map(|r| r.name.len()).fold(5, usize::max);
     let what_w = results
         .iter()
         .flat_map(|r| {
             r.verdicts.iter().map(|v| v.what.chars().count()).chain(r.not_run.as_ref().map(|_| r.claim.len()))
         })
-        .chain([5])
-        .max()
-        .unwrap_or(5);
+        .fold(5, usize::max);
     let row = |name: &str, what: &str, paper: &str, rx: &str, tail: &str| {
         format!("{name:<name_w$} {what:<what_w$} {paper:>9} {rx:>9}  {tail}")
     };
