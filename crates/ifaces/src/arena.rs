@@ -231,39 +231,36 @@ impl Arena {
     }
 
     /// Hand `id` from `from` to `to`. Panics if `from` does not hold it: that is a protocol bug that would
-    /// otherwise let two agents touch the same bytes. Acquire-release, so bytes written before a hand-off
-    /// are visible after it.
+    /// otherwise let two agents touch the same bytes. An acquire load and a release store, so bytes
+    /// written before a hand-off are visible after it. Not a compare-and-swap: only the holder moves a
+    /// buffer, and the rings that pass buffers between agents order those moves, so a locked instruction
+    /// (which on x86 waits for every earlier store, descriptor writes included) would buy nothing but a
+    /// check for two holders racing, which the hand-off protocols already rule out.
     #[inline]
     pub fn transfer(&self, id: BufId, from: Owner, to: Owner) {
         let w = self.owner_word(id);
-        let cur = w.load(Ordering::Relaxed);
-        let home = cur & !0xff;
-        if let Err(actual) =
-            w.compare_exchange(home | from as u32, home | to as u32, Ordering::AcqRel, Ordering::Relaxed)
-        {
-            panic!(
-                "buffer ownership violated: {} buffer {} moved {from:?} -> {to:?} but is {:?}",
-                self.name,
-                id.0,
-                Owner::from_word(actual)
-            );
+        let cur = w.load(Ordering::Acquire);
+        if cur & 0xff != from as u32 {
+            self.violated(id, format_args!("moved {from:?} -> {to:?}"), cur);
         }
+        w.store((cur & !0xff) | to as u32, Ordering::Release);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn violated(&self, id: BufId, what: std::fmt::Arguments<'_>, word: u32) -> ! {
+        panic!("buffer ownership violated: {} buffer {} {what} but is {:?}", self.name, id.0, Owner::from_word(word));
     }
 
     /// `Free -> Core` for an allocation by core `core`, recording it as the buffer's home.
     #[inline]
     pub fn take_free(&self, id: BufId, core: u16) {
         let w = self.owner_word(id);
-        let cur = w.load(Ordering::Relaxed);
-        let next = (u32::from(core) << 16) | Owner::Core as u32;
-        if let Err(actual) = w.compare_exchange(cur & !0xff, next, Ordering::AcqRel, Ordering::Relaxed) {
-            panic!(
-                "buffer ownership violated: {} buffer {} allocated while {:?}",
-                self.name,
-                id.0,
-                Owner::from_word(actual)
-            );
+        let cur = w.load(Ordering::Acquire);
+        if cur & 0xff != Owner::Free as u32 {
+            self.violated(id, format_args!("allocated"), cur);
         }
+        w.store((u32::from(core) << 16) | Owner::Core as u32, Ordering::Release);
     }
 
     /// The device writes `data` at `offset` into the data room of `id`, which must be [`Owner::Posted`]
