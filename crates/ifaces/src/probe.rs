@@ -49,7 +49,9 @@ pub trait Probe {
     /// A software prefetch (DPDK's `rte_prefetch0`) of the lines of `len` bytes at `addr`: the core
     /// starts filling them and goes on, so the touches that follow find them in its cache. The
     /// simulator charges the fills at the rate the core's fill buffers allow; live, it is the
-    /// instruction itself; elsewhere nothing.
+    /// instruction itself; elsewhere nothing. A device side may call it too, for the software NIC
+    /// thread's sake (several packets' reads in flight, as a NIC's DMA engines have); the simulated NIC
+    /// ignores it.
     #[inline(always)]
     fn prefetch(&mut self, _addr: usize, _len: usize) {}
     /// A lock at `addr` is acquired (after the atomic that took it); the sim makes the agent wait for the

@@ -25,8 +25,6 @@ pub enum Feed {
     },
 }
 
-impl Feed {}
-
 impl Prebuilt {
     /// Send the frames EnsōGen-style from now on: lay them out in pre-filled TX pipes.
     pub fn use_ensogen(&mut self) -> Result<(), GenError> {

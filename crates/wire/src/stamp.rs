@@ -30,6 +30,7 @@ pub struct Stamp {
 
 impl Stamp {
     /// Write the stamp into the first [`STAMP_LEN`] bytes of `payload`; `None` if it is too short.
+    #[inline]
     pub fn write(&self, payload: &mut [u8]) -> Option<()> {
         let dst = payload.get_mut(..STAMP_LEN)?;
         dst[..8].copy_from_slice(&(MAGIC << 48 | (self.seq & SEQ_MASK)).to_le_bytes());
@@ -39,6 +40,7 @@ impl Stamp {
 
     /// Read a stamp from the first [`STAMP_LEN`] bytes of `payload`; `None` if it is too short or does
     /// not carry the stamp's magic numbers.
+    #[inline]
     pub fn read(payload: &[u8]) -> Option<Stamp> {
         let src = payload.get(..STAMP_LEN)?;
         let (a, b) = (u64::from_le_bytes(src[..8].try_into().ok()?), u64::from_le_bytes(src[8..].try_into().ok()?));
@@ -47,12 +49,14 @@ impl Stamp {
 
     /// Where the stamp of an L4 payload starts: at 0, else as its trailer; `None` if neither place holds
     /// one (the magic numbers make probing both safe).
+    #[inline]
     pub fn locate(payload: &[u8]) -> Option<usize> {
         let trailer = payload.len().checked_sub(STAMP_LEN)?;
         [0, trailer].into_iter().find(|&at| Stamp::read(&payload[at..]).is_some())
     }
 
     /// The stamp of an L4 payload, at its start or as its trailer ([`Stamp::locate`]).
+    #[inline]
     pub fn find(payload: &[u8]) -> Option<Stamp> {
         Stamp::read(payload.get(Stamp::locate(payload)?..)?)
     }
