@@ -147,7 +147,6 @@ impl TxDevice {
         let every = self.shared.completion_every;
         let mut sent = 0;
         let mut report = false;
-        self.prefetch_frames(p, tail, budget);
         while self.head != tail && sent < budget {
             let d = self.prefetch.get(p, &self.shared.ring, self.head, tail);
             let addr = d.addr.load(Ordering::Relaxed) as usize;
@@ -164,20 +163,6 @@ impl TxDevice {
             self.shared.head.0.store(self.head, Ordering::Release);
         }
         sent
-    }
-
-    /// Hint the first line of each of the next `budget` queued packets (up to `tail`), so that a software
-    /// NIC has their reads in flight together, as a NIC's DMA engines would, instead of one cross-core
-    /// miss at a time. Reads the descriptors directly, reporting nothing: the simulated NIC ignores
-    /// prefetches, and [`DescPrefetch`] reports the descriptor reads that matter when each is used.
-    #[inline]
-    fn prefetch_frames<P: Probe>(&self, p: &mut P, tail: u32, budget: usize) {
-        let ring = &self.shared.ring;
-        let ready = (tail.wrapping_sub(self.head) as usize).min(budget) as u32;
-        for i in 0..ready {
-            let d = ring.desc(ring.size().slot(self.head.wrapping_add(i)));
-            p.prefetch(d.addr.load(Ordering::Relaxed) as usize, 1);
-        }
     }
 
     /// Packets queued by software and not yet sent.
