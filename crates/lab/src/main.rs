@@ -4,6 +4,7 @@
 //! stderr that names the input and what to do, and exit code 2; no panic reaches the user.
 
 mod advise;
+mod bench;
 mod build;
 mod claim;
 mod compare;
@@ -45,6 +46,8 @@ enum Command {
     Reproduce(reproduce::ReproduceArgs),
     /// rxBisect's ring sizing rules and each design's I/O working set on a machine profile.
     Advise(advise::AdviseArgs),
+    /// Time each design's receive path between two threads against an SPSC ring of packet pointers.
+    Bench(bench::BenchArgs),
     /// Generate, inspect and convert packet traces.
     #[command(subcommand)]
     Trace(trace::TraceCommand),
@@ -70,6 +73,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Reproduce(args) => reproduce::run(args),
         Command::Advise(args) => advise::run(args),
+        Command::Bench(args) => bench::run(args),
         Command::Trace(cmd) => trace::run(cmd),
     };
     match result {

@@ -8,6 +8,7 @@
 
 pub mod control;
 pub mod feed;
+pub mod handoff;
 pub mod nic;
 pub mod pin;
 pub mod report;

@@ -1,0 +1,163 @@
+//! `rxlab bench`: issue 3's benchmark from the command line. The per-packet cost of each design's
+//! receive path between two threads ([`live::handoff`]), as ns per packet and as ratios to the two
+//! floors, an SPSC ring of packet pointers and one of whole 64 B frames, all timed in the same run.
+//! Rounds interleave every path, so a machine that slows down mid-run slows all of them, and the table
+//! gives each path's median round.
+
+use anyhow::{Result, bail};
+use clap::Args;
+use ifaces::{IfaceConfig, RingSize};
+use live::handoff::{time_frames, time_named, time_pointers};
+use serde::Serialize;
+use std::time::Duration;
+
+/// Arguments of `rxlab bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Designs to time, comma-separated (default: every design).
+    #[arg(long, value_delimiter = ',')]
+    iface: Vec<String>,
+    /// Packets per timing (a count, `2M` = 2 Mi).
+    #[arg(long, default_value = "2M", value_parser = ifaces::ringsize::parse_count)]
+    packets: u64,
+    /// Interleaved rounds; each path's median round is reported.
+    #[arg(long, default_value_t = 5)]
+    rounds: usize,
+    /// Receive burst (DPDK's default 32).
+    #[arg(long, default_value_t = 32)]
+    burst: usize,
+    /// Receive ring size.
+    #[arg(long, default_value = "1024")]
+    ring: RingSize,
+    /// Print one JSON object instead of the table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One timed path.
+#[derive(Debug, Serialize)]
+struct Row {
+    path: String,
+    /// Median over the rounds, ns per packet.
+    ns_per_packet: f64,
+    /// Fastest round, ns per packet.
+    min_ns_per_packet: f64,
+    /// Median cost over the pointer ring's median.
+    x_pointer_ring: f64,
+    /// Median cost over the frame ring's median.
+    x_frame_ring: f64,
+}
+
+/// What `--json` prints.
+#[derive(Debug, Serialize)]
+struct Bench {
+    packets: u64,
+    rounds: usize,
+    burst: usize,
+    ring: u32,
+    frame_len: usize,
+    paths: Vec<Row>,
+}
+
+/// The paths timed: the two floors, then the designs.
+const POINTERS: &str = "spsc pointer ring";
+const FRAMES: &str = "spsc frame ring";
+
+pub fn run(args: BenchArgs) -> Result<()> {
+    if args.packets == 0 {
+        bail!("--packets: must be at least 1");
+    }
+    if args.rounds == 0 {
+        bail!("--rounds: must be at least 1");
+    }
+    let cfg = IfaceConfig { ring: args.ring, burst: args.burst, ..IfaceConfig::default() };
+    cfg.validate_common()?;
+    let designs: Vec<String> = if args.iface.is_empty() {
+        ifaces::DESIGN_NAMES.iter().map(|s| s.to_string()).collect()
+    } else {
+        args.iface.clone()
+    };
+    if let Some(bad) = designs.iter().find(|d| !ifaces::DESIGN_NAMES.contains(&d.as_str())) {
+        return Err(ifaces::designs::unknown_design(bad).into());
+    }
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        eprintln!("rxlab: warning: fewer than two CPUs: the two threads share one and the timings mean little");
+    }
+    let paths: Vec<&str> = [POINTERS, FRAMES].into_iter().chain(designs.iter().map(String::as_str)).collect();
+    let mut samples = vec![Vec::with_capacity(args.rounds); paths.len()];
+    for _ in 0..args.rounds {
+        for (path, out) in paths.iter().zip(&mut samples) {
+            let took = match *path {
+                POINTERS => time_pointers(args.packets, cfg.burst),
+                FRAMES => time_frames(args.packets, cfg.burst),
+                design => time_named(design, &cfg, args.packets)?,
+            };
+            out.push(per_packet(took, args.packets));
+        }
+    }
+    // Sorts each path's samples, so that the first is its fastest round.
+    let medians: Vec<f64> = samples.iter_mut().map(|s| median(s)).collect();
+    let rows = paths
+        .iter()
+        .zip(&samples)
+        .zip(&medians)
+        .map(|((path, s), &m)| Row {
+            path: path.to_string(),
+            ns_per_packet: m,
+            min_ns_per_packet: s[0],
+            x_pointer_ring: m / medians[0],
+            x_frame_ring: m / medians[1],
+        })
+        .collect();
+    let bench = Bench {
+        packets: args.packets,
+        rounds: args.rounds,
+        burst: cfg.burst,
+        ring: cfg.ring.get(),
+        frame_len: live::handoff::FRAME.len() + wire::frame::FCS_LEN,
+        paths: rows,
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&bench)?);
+    } else {
+        print_table(&bench);
+    }
+    Ok(())
+}
+
+fn per_packet(took: Duration, packets: u64) -> f64 {
+    took.as_nanos() as f64 / packets as f64
+}
+
+/// Sorts `s` and returns its median.
+fn median(s: &mut [f64]) -> f64 {
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 }
+}
+
+fn print_table(b: &Bench) {
+    println!(
+        "hand-off of {} B packets, NIC thread -> 1 worker, burst {}, ring {}: median of {} interleaved rounds of {} packets",
+        b.frame_len, b.burst, b.ring, b.rounds, b.packets
+    );
+    let w = b.paths.iter().map(|r| r.path.len()).max().unwrap_or(0).max(4);
+    println!("  {:<w$}  {:>9}  {:>9}  {:>14}  {:>12}", "path", "ns/packet", "min", "x pointer ring", "x frame ring");
+    for r in &b.paths {
+        println!(
+            "  {:<w$}  {:>9.2}  {:>9.2}  {:>14.2}  {:>12.2}",
+            r.path, r.ns_per_packet, r.min_ns_per_packet, r.x_pointer_ring, r.x_frame_ring
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+    }
+}

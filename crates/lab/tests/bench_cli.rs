@@ -1,0 +1,42 @@
+//! `rxlab bench` through the real binary: every path is timed and the ratios are the medians' ratios
+//! (no timing is asserted), and bad input is one line with exit 2.
+
+use std::process::{Command, Output};
+
+fn rxlab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rxlab")).args(args).output().expect("run rxlab")
+}
+
+#[test]
+fn times_the_floors_and_the_designs_and_divides_by_the_floors() {
+    let out = rxlab(&["bench", "--iface", "privring,enso", "--packets", "20000", "--rounds", "3", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let paths = v["paths"].as_array().unwrap();
+    let names: Vec<&str> = paths.iter().map(|p| p["path"].as_str().unwrap()).collect();
+    assert_eq!(names, ["spsc pointer ring", "spsc frame ring", "privring", "enso"]);
+    let (pointer, frame) = (paths[0]["ns_per_packet"].as_f64().unwrap(), paths[1]["ns_per_packet"].as_f64().unwrap());
+    for p in paths {
+        let (ns, min) = (p["ns_per_packet"].as_f64().unwrap(), p["min_ns_per_packet"].as_f64().unwrap());
+        assert!(ns > 0.0 && min > 0.0 && min <= ns, "{p}");
+        assert!((p["x_pointer_ring"].as_f64().unwrap() - ns / pointer).abs() < 1e-9, "{p}");
+        assert!((p["x_frame_ring"].as_f64().unwrap() - ns / frame).abs() < 1e-9, "{p}");
+    }
+    assert_eq!((v["rounds"].as_u64(), v["frame_len"].as_u64()), (Some(3), Some(64)));
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    for (args, needle) in [
+        (&["bench", "--iface", "ring9"][..], "--iface"),
+        (&["bench", "--ring", "1000"][..], "--ring"),
+        (&["bench", "--packets", "0"][..], "--packets"),
+        (&["bench", "--rounds", "0"][..], "--rounds"),
+    ] {
+        let out = rxlab(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(needle), "{args:?}: {err}");
+    }
+}
