@@ -3,10 +3,9 @@
 //! Layout: per set, one 128-byte record. Its first 64-byte host line holds everything a lookup that
 //! misses reads and all the metadata: an 8-bit fingerprint of each way's tag (0 for an invalid way),
 //! one-byte LRU ages, and bit masks for valid, dirty and two flags the owner of the array may use. The
-//! adjacent line holds the 16 compact `u32` tags. A lookup compares the 16 fingerprints at once with
-//! plain 128-bit integer arithmetic (a zero-byte test, so the code does not depend on how the compiler
-//! vectorizes) and reads the full tag only of a way whose fingerprint matches, so a miss usually reads
-//! one host line. A DMA sweep over consecutive lines walks the array sequentially.
+//! adjacent line holds the 16 compact `u32` tags. A lookup compares the 16 fingerprints at once (one
+//! vector compare) and reads the full tag only of a way whose fingerprint matches, so a miss usually
+//! reads one host line. A DMA sweep over consecutive lines walks the array sequentially.
 //!
 //! Sets are indexed by the low bits of the line address (real LLCs hash lines over slices; with modulo
 //! indexing, buffers 2 KiB apart fall into every 32nd set, as they do within one slice).
@@ -33,18 +32,25 @@ struct Set {
     tags: [u32; MAX_WAYS],
 }
 
-/// The byte `b` in each of 16 bytes.
+/// Of 16 bytes, the ones equal to `b`, as a bit mask (bit i for byte i): one byte-compare and one mask
+/// extraction.
+#[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn splat(b: u8) -> u128 {
-    u128::from(b) * (u128::MAX / 255)
+fn bytes_equal(bytes: [u8; MAX_WAYS], b: u8) -> u16 {
+    use std::arch::x86_64::{_mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8};
+    // SAFETY: SSE2 is part of the x86-64 baseline, and the load reads the 16 bytes of `bytes`.
+    #[allow(unsafe_code)]
+    unsafe {
+        let v = _mm_loadu_si128(bytes.as_ptr().cast());
+        _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b as i8))) as u16
+    }
 }
 
-/// Of 16 bytes, the ones equal to `b`: the high bit of each such byte is set in the result. Bytes above
-/// a matching byte may be flagged too (a borrow), never one below it, so the lowest flag is exact.
+/// [`bytes_equal`] elsewhere.
+#[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn bytes_equal(bytes: [u8; MAX_WAYS], b: u8) -> u128 {
-    let x = u128::from_le_bytes(bytes) ^ splat(b);
-    x.wrapping_sub(splat(1)) & !x & splat(0x80)
+fn bytes_equal(bytes: [u8; MAX_WAYS], b: u8) -> u16 {
+    bytes.iter().enumerate().fold(0, |m, (i, &x)| m | u16::from(x == b) << i)
 }
 
 /// A tag with its 8-bit fingerprint, never 0 (the mark of an invalid way). Consecutive lines share
@@ -135,7 +141,7 @@ impl Set {
     fn way_of(&self, k: Key) -> Option<u32> {
         let mut candidates = bytes_equal(self.fp, k.fp);
         while candidates != 0 {
-            let w = candidates.trailing_zeros() / 8;
+            let w = candidates.trailing_zeros();
             if self.tags[w as usize & (MAX_WAYS - 1)] == k.tag {
                 return Some(w);
             }
@@ -168,7 +174,7 @@ impl Set {
             return free.trailing_zeros();
         }
         if mask == all {
-            return bytes_equal(self.age, oldest).trailing_zeros() / 8;
+            return bytes_equal(self.age, oldest).trailing_zeros();
         }
         let (mut rest, mut best) = (mask, (0u8, 0u32));
         while rest != 0 {
