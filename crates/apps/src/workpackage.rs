@@ -1,12 +1,12 @@
 //! `workpackage`: the synthetic NF of FastClick's WorkPackage element as the papers use it: forward the
 //! packet, draw W random numbers, then make N random reads from an S-byte array, and leave the payload
 //! untouched, read it, or overwrite it. shRing §5.2 routes the packet first (the l3fwd lookup and rewrite)
-//! and adds the payload modes; nicmem §6.2 runs "layer-2 forwarding followed by the WorkPackage
-//! element" (FastClick's EtherMirror, which swaps the MAC addresses) with 2-10 reads over 1-32 MiB. As in
-//! FastClick's element, the array is one array that every core reads (one element instance serves all
-//! threads), its words are 4 bytes, and each read's position is computed from the value the previous read
-//! returned: the reads form a dependent chain, so a core cannot overlap their misses. A "target core" can use a different N, to make one core slower than
-//! the rest (shRing §5.3, rxBisect §6.2, "processing variability").
+//! and adds the payload modes; nicmem §6.2 runs "layer-2 forwarding followed by the WorkPackage element"
+//! (FastClick's EtherMirror, which swaps the MAC addresses) with 2-10 reads over 1-32 MiB. As in FastClick's
+//! element, the array is one array that every core reads (one element instance serves all threads), its words
+//! are 4 bytes, and each read's position is computed from the value the previous read returned: the reads
+//! form a dependent chain, so a core cannot overlap their misses. A "target core" can use a different N, to
+//! make one core slower than the rest (shRing §5.3, rxBisect §6.2, "processing variability").
 //!
 //! Parameters: `reads=N` (default 4), `buffer=SIZE` the shared array (default 8MiB), `work=W` random
 //! numbers drawn per packet (default 1, FastClick's), `payload=none|read|write`, `target-core=C` and

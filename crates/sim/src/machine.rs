@@ -64,14 +64,14 @@ impl Machine {
         self.data.sort_by_key(|r| r.start);
     }
 
-    /// Add an app's tables ([`apps::App::tables`]); the engine calls this for each core's app in the
-    /// order the apps were built. Their layout is kept in simulated memory (a table several cores share
-    /// is added once), and they start in the LLC as their initialisation left them: building a table
-    /// writes every line of it, so of this call's tables the last LLC-full of lines is installed, in the
-    /// order written, clean as lines of a read-mostly table are in a running system, and calls for later
-    /// apps evict what earlier ones installed as writing those apps' tables would. A cold LLC instead would make a run's first milliseconds,
-    /// all that a short simulation measures, pay misses for a table a real server has had warm for
-    /// seconds.
+    /// Add an app's tables ([`apps::App::tables`]); the engine calls this for each core's app in the order
+    /// the apps were built. Their layout is kept in simulated memory (a table several cores share is added
+    /// once), and they start in the LLC as their initialisation left them: building a table writes every line
+    /// of it, so of this call's tables the last LLC-full of lines is installed, in the order written, clean
+    /// as lines of a read-mostly table are in a running system, and calls for later apps evict what earlier
+    /// ones installed as writing those apps' tables would. A cold LLC instead would make a run's first
+    /// milliseconds, all that a short simulation measures, pay misses for a table a real server has had warm
+    /// for seconds.
     pub fn add_tables(&mut self, tables: impl IntoIterator<Item = Range<usize>>) {
         let added: Vec<Range<u64>> = tables
             .into_iter()
