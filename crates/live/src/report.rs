@@ -2,7 +2,7 @@
 
 use crate::worker::WorkerStats;
 use ifaces::Metrics;
-use measure::{LatencySummary, ReorderReport, Throughput};
+use measure::{FlowOrderReport, LatencySummary, ReorderReport, Throughput};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -76,8 +76,10 @@ pub struct LiveReport {
     pub drop_ratio: f64,
     /// Latency from the NIC's receive to its transmit of the reply, ns.
     pub latency: LatencySummary,
-    /// RFC 4737 reordering over the whole run.
+    /// RFC 4737 reordering over the whole run, all flows as one stream.
     pub reordering: ReorderReport,
+    /// RFC 4737 reordering within each flow (`measure::flow_order`), whole run.
+    pub flow_reordering: FlowOrderReport,
     /// Mean ring occupancy as a fraction of capacity (sampled by the NIC inside the window).
     pub occupancy: f64,
     /// Per-core counters.
@@ -113,9 +115,11 @@ impl fmt::Display for LiveReport {
         writeln!(f, "  occupancy   {:.1} % of ring capacity", self.occupancy * 100.0)?;
         writeln!(
             f,
-            "  reordering  {:.4} % of packets (RFC 4737), max extent {}",
+            "  reordering  {:.4} % of packets (RFC 4737), max extent {}; within flows {:.4} % ({} packets)",
             self.reordering.ratio * 100.0,
-            self.reordering.extent.max
+            self.reordering.extent.max,
+            self.flow_reordering.ratio * 100.0,
+            self.flow_reordering.reordered
         )?;
         writeln!(f, "  core        rx          tx    empty polls  ns/pkt busy  allocs  x-core frees")?;
         for c in &self.per_core {

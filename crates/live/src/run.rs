@@ -204,6 +204,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         drop_ratio: nic.drops.total() as f64 / nic.offered.max(1) as f64,
         latency: sink.latency.summary(),
         reordering: sink.reorder.report(),
+        flow_reordering: sink.flow_order.report(),
         occupancy: nic.occupancy,
         per_core: workers.iter().map(CoreReport::from).collect(),
         device: device.metrics(),
@@ -229,7 +230,7 @@ fn check_invariants<D: DeviceSide>(
         dropped: nic.drops.total(),
         queued: device.occupancy().used,
         duplicates: sink.duplicates,
-        out_of_order: sink.out_of_order,
+        out_of_order: sink.flow_order.reordered(),
         ordered,
         examples: sink.examples.clone(),
     };

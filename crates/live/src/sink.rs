@@ -5,7 +5,7 @@
 //! sequence numbers are dense (they index the pre-built frames), so duplicates are a bitmap lookup and
 //! per-flow order a vector lookup, with no hashing.
 
-use measure::{LatencyHistogram, ReorderTracker};
+use measure::{FlowOrder, LatencyHistogram, ReorderTracker};
 use wire::Stamp;
 
 /// Received packets' measurements.
@@ -19,8 +19,9 @@ pub struct Sink {
     pub latency: LatencyHistogram,
     /// RFC 4737 reordering over the whole run, by global sequence number.
     pub reorder: ReorderTracker,
+    /// RFC 4737 reordering within each flow; a design that promises per-flow order must keep it at 0.
+    pub flow_order: FlowOrder,
     seen: Vec<u64>,
-    last: Vec<u64>,
     /// Packets received over the whole run.
     pub received: u64,
     /// Packets sent inside the window and received.
@@ -31,14 +32,9 @@ pub struct Sink {
     pub untimed: u64,
     /// Sequence numbers received twice.
     pub duplicates: u64,
-    /// Packets whose flow had already delivered a later sequence number.
-    pub out_of_order: u64,
     /// First duplicate or out-of-order sequence numbers, for the error message.
     pub examples: Vec<String>,
 }
-
-/// `Sink::last` of a flow that has delivered nothing yet.
-const NONE: u64 = u64::MAX;
 
 /// Sequence numbers the reordering tracker remembers for extents (RFC 4737 §4.2).
 const REORDER_WINDOW: usize = 1 << 12;
@@ -53,14 +49,13 @@ impl Sink {
             flow_of,
             latency: LatencyHistogram::new(),
             reorder: ReorderTracker::new(REORDER_WINDOW),
+            flow_order: FlowOrder::new(flows),
             seen: Vec::new(),
-            last: vec![NONE; flows.max(1)],
             received: 0,
             window_packets: 0,
             window_bytes: 0,
             untimed: 0,
             duplicates: 0,
-            out_of_order: 0,
             examples: Vec::new(),
         }
     }
@@ -86,17 +81,8 @@ impl Sink {
         }
         self.seen[word] |= bit;
         let flow = self.flow_of.get((stamp.seq % self.flow_of.len().max(1) as u64) as usize).copied().unwrap_or(0);
-        let behind = match self.last.get_mut(flow as usize) {
-            Some(last) if *last != NONE && stamp.seq < *last => Some(*last),
-            Some(last) => {
-                *last = stamp.seq;
-                None
-            }
-            None => None,
-        };
-        if let Some(last) = behind {
-            self.out_of_order += 1;
-            self.example(format!("flow {flow}: seq {} after {last}", stamp.seq));
+        if let Some(later) = self.flow_order.record(flow, stamp.seq) {
+            self.example(format!("flow {flow}: seq {} after {later}", stamp.seq));
         }
         self.reorder.record(stamp.seq);
         if (self.window.0..self.window.1).contains(&stamp.tx_ns) {

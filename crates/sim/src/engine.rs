@@ -25,7 +25,7 @@ use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
 use crate::machine::Machine;
 use crate::nic::Nic;
-use crate::order::DeliveryCheck;
+use crate::order::{DeliveryCheck, WireOrder};
 use crate::probe::{Agent, SimProbe, Step};
 use crate::profile::Profile;
 use crate::report::{
@@ -199,6 +199,7 @@ pub fn run_design<D: Design, A: App>(
     let mut hist = LatencyHistogram::new();
     let mut check = DeliveryCheck::new(source.flows().len(), D::PER_FLOW_ORDER);
     let mut reorder = ReorderTracker::new(REORDER_WINDOW);
+    let mut wire_order = WireOrder::new(source.flows().len());
     let mut sampler = Sampler::default();
     let mut core_state: Vec<CoreState<'_>> = (0..cores)
         .map(|_| CoreState {
@@ -218,7 +219,8 @@ pub fn run_design<D: Design, A: App>(
                            frame: &mut FrameBuf,
                            nic: &mut Nic,
                            c: &mut Counters,
-                           check: &mut DeliveryCheck| loop {
+                           check: &mut DeliveryCheck,
+                           wire_order: &mut WireOrder| loop {
         let meta = source.next_frame(frame);
         let arrival = match cfg.arrivals {
             Arrivals::Paced => meta.ts_ns * 1000,
@@ -246,6 +248,7 @@ pub fn run_design<D: Design, A: App>(
         }
         let hash = source.flows().get(meta.flow as usize).map_or(0, |f| f.hash);
         check.offered(meta.seq, meta.flow);
+        wire_order.offered(meta.seq, meta.flow);
         match nic.admit(arrival, meta.len) {
             Some(start) => return Some((Pending { start, len: meta.len, hash, seq: meta.seq }, at)),
             None => {
@@ -261,7 +264,7 @@ pub fn run_design<D: Design, A: App>(
     let land_ps = |m: &Machine, len: usize| m.pcie.wire_ps(m.pcie.write_wire(len as u64)) + m.pcie.write_latency_ps();
     let mut pending = None;
     let mut stamp_off = 0;
-    if let Some((p, at)) = next_packet(&mut source, &mut frame, &mut nic, &mut c, &mut check) {
+    if let Some((p, at)) = next_packet(&mut source, &mut frame, &mut nic, &mut c, &mut check, &mut wire_order) {
         q.push(p.start + land_ps(&m, p.len), Event::NicRx);
         pending = Some(p);
         stamp_off = at;
@@ -326,7 +329,7 @@ pub fn run_design<D: Design, A: App>(
                     let o = device.occupancy();
                     c.occupancy = (c.occupancy.0 + ratio(o.used as f64, o.capacity as f64), c.occupancy.1 + 1);
                 }
-                match next_packet(&mut source, &mut frame, &mut nic, &mut c, &mut check) {
+                match next_packet(&mut source, &mut frame, &mut nic, &mut c, &mut check, &mut wire_order) {
                     Some((p, _)) => {
                         q.push((p.start + land_ps(&m, p.len)).max(t), Event::NicRx);
                         pending = Some(p);
@@ -345,6 +348,7 @@ pub fn run_design<D: Design, A: App>(
                     let done = nic.wire_out(cell.get(), f.len() + FCS_LEN);
                     if let Some(stamp) = Stamp::in_frame(f, Some(stamp_off)) {
                         reorder.record(stamp.seq);
+                        wire_order.sent(stamp.seq);
                         if win.contains(stamp.tx_ns * 1000) {
                             hist.record((done / 1000).saturating_sub(stamp.tx_ns));
                         }
@@ -520,6 +524,7 @@ pub fn run_design<D: Design, A: App>(
         },
         drops: c.drops_win.by_name(),
         reordering: reorder.report(),
+        flow_reordering: wire_order.report(),
         descriptor_wait: DescriptorWait::from_metrics(&device_metrics),
         lock_wait_ns: snap.lock_wait_ps as f64 / 1e3,
         device_metrics,

@@ -6,6 +6,12 @@
 //! or dropped) and one `u32` per packet names its flow, both kept only from the oldest unresolved packet
 //! on (whole 64-packet words are released as they resolve), in rings that double when they must, plus
 //! the last delivered sequence number per flow.
+//!
+//! [`WireOrder`] checks per-flow order again where the papers' receivers do (COREC §4.3): on the wire,
+//! after the app. It is a measurement, not an invariant: a design whose cores share a queue may reorder
+//! a flow between delivery and transmission.
+
+use measure::{FlowOrder, FlowOrderReport};
 
 /// `last` of a flow that has delivered nothing yet.
 const NONE: u64 = u64::MAX;
@@ -146,6 +152,59 @@ impl DeliveryCheck {
     }
 }
 
+/// log2 of the packets in flight whose flow [`WireOrder`] remembers: far more than the NIC's buffer and
+/// every ring of any configuration hold at once.
+const IN_FLIGHT_BITS: u32 = 20;
+
+/// RFC 4737 reordering within each flow of the packets sent back out ([`measure::flow_order`]).
+///
+/// Apps may rewrite headers (NAT), so the flow of a transmitted packet is looked up by its sequence
+/// number, in a ring that remembers the flow of the last 2^20 packets offered.
+#[derive(Debug, Clone)]
+pub struct WireOrder {
+    /// Packet `s`'s entry at `s % len`: `(s >> IN_FLIGHT_BITS) + 1` in the high half, its flow in the low
+    /// half; 0 for none.
+    flows: Vec<u64>,
+    order: FlowOrder,
+    /// Packets sent out too long after they arrived for their flow to be known (not checked).
+    pub unknown: u64,
+}
+
+impl WireOrder {
+    /// A checker for `flows` flows.
+    pub fn new(flows: usize) -> WireOrder {
+        WireOrder { flows: vec![0; 1 << IN_FLIGHT_BITS], order: FlowOrder::new(flows), unknown: 0 }
+    }
+
+    #[inline(always)]
+    fn tag(seq: u64) -> u64 {
+        ((seq >> IN_FLIGHT_BITS) + 1) << 32
+    }
+
+    /// Packet `seq` of `flow` arrived at the NIC.
+    #[inline]
+    pub fn offered(&mut self, seq: u64, flow: u32) {
+        let mask = self.flows.len() - 1;
+        self.flows[seq as usize & mask] = Self::tag(seq) | u64::from(flow);
+    }
+
+    /// Packet `seq` left on the wire.
+    #[inline]
+    pub fn sent(&mut self, seq: u64) {
+        let e = self.flows[seq as usize & (self.flows.len() - 1)];
+        if e >> 32 == Self::tag(seq) >> 32 {
+            self.order.record(e as u32, seq);
+        } else {
+            self.unknown += 1;
+        }
+    }
+
+    /// The counts so far (`received` counts the packets checked).
+    pub fn report(&self) -> FlowOrderReport {
+        self.order.report()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,6 +233,22 @@ mod tests {
         u.delivered(2);
         u.delivered(0);
         assert_eq!((u.out_of_order, u.duplicates), (0, 0));
+    }
+
+    #[test]
+    fn wire_order_counts_within_flows_and_skips_packets_it_forgot() {
+        let mut w = WireOrder::new(2);
+        let far = 1 << IN_FLIGHT_BITS;
+        (0..4).for_each(|s| w.offered(s, (s % 2) as u32));
+        // Flow 1's 3 overtakes its 1; flow 0's packets overtake flow 1's, which is not counted.
+        [0, 3, 2, 1].into_iter().for_each(|s| w.sent(s));
+        w.offered(far + 1, 1);
+        w.sent(far + 1);
+        let r = w.report();
+        assert_eq!((r.received, r.reordered, w.unknown), (5, 1, 0));
+        w.sent(far);
+        w.sent(1);
+        assert_eq!((w.report().received, w.unknown), (5, 2), "far was never offered; 1's entry was reused");
     }
 
     /// Packets left unresolved for long make the rings grow; what is kept is still exact.

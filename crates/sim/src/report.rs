@@ -1,6 +1,6 @@
 //! What a run reports (the figures the papers plot), serialisable for `--json` and printable as a table.
 
-use measure::{LatencySummary, ReorderReport, Throughput};
+use measure::{FlowOrderReport, LatencySummary, ReorderReport, Throughput};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -161,8 +161,11 @@ pub struct SimReport {
     pub pcie: PcieReport,
     /// Drops in the window, by reason.
     pub drops: BTreeMap<&'static str, u64>,
-    /// RFC 4737 reordering of the packets on the wire (by generator sequence number), whole run.
+    /// RFC 4737 reordering of the packets on the wire (by generator sequence number), whole run, all flows
+    /// as one stream.
     pub reordering: ReorderReport,
+    /// RFC 4737 reordering within each flow of the packets on the wire, whole run.
+    pub flow_reordering: FlowOrderReport,
     /// shRing's descriptor wait before reposting, for designs that report it.
     pub descriptor_wait: Option<DescriptorWait>,
     /// Time cores waited for locks in the window, ns.
@@ -235,6 +238,19 @@ impl fmt::Display for SimReport {
             f,
             "reordering (RFC 4737)",
             format!("{} of {} ({}), max extent {}", r.reordered, r.received, pct(r.ratio), r.extent.max),
+        )?;
+        let w = &self.flow_reordering;
+        let late = self.accounting.sent.saturating_sub(w.received);
+        row(
+            f,
+            "reordering within flows",
+            format!(
+                "{} of {} ({}){}",
+                w.reordered,
+                w.received,
+                pct(w.ratio),
+                if late > 0 { format!(", {late} sent too long after arrival to check") } else { String::new() }
+            ),
         )?;
         if let Some(w) = &self.descriptor_wait {
             row(
