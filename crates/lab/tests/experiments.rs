@@ -15,7 +15,7 @@ fn ok(args: &[&str]) -> String {
 }
 
 /// A command that must fail with exit 2 and one line naming every needle.
-fn fails(args: &[&str], needles: &[&str]) {
+fn fails(args: &[&str], needles: &[&str]) -> String {
     let out = rxlab(args);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
@@ -23,6 +23,7 @@ fn fails(args: &[&str], needles: &[&str]) {
     for n in needles {
         assert!(err.contains(n), "{args:?}: '{n}' missing from: {err}");
     }
+    err
 }
 
 /// Two designs over two ring sizes, a few simulated microseconds each.
@@ -90,6 +91,10 @@ fn unknown_keys_and_wrong_types_name_key_and_line() {
     let f = write(d.path(), "d.toml", "[runn]\ncores = 1\n");
     fails(&["run", &f], &["d.toml:1:", "runn"]);
     fails(&["run", "/nonexistent.toml"], &["/nonexistent.toml"]);
+    for engine in ["sim", "live"] {
+        let err = fails(&["run", "--engine", engine, "--size", "20"], &["packet size 20 B"]);
+        assert_eq!(err.matches("out of range").count(), 1, "the reason is said once: {err}");
+    }
     fails(&["sweep", &f, "--shard", "3/2"], &["--shard"]);
 }
 

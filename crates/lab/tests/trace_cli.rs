@@ -117,7 +117,8 @@ fn tcpdump_capture_is_read() {
 
 #[test]
 fn missing_file() {
-    fails(&["trace", "inspect", "/nonexistent/x.pcap"], &["/nonexistent/x.pcap", "No such file"]);
+    let err = fails(&["trace", "inspect", "/nonexistent/x.pcap"], &["/nonexistent/x.pcap", "No such file"]);
+    assert_eq!(err.matches("No such file").count(), 1, "the reason is said once: {err}");
 }
 
 #[test]

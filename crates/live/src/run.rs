@@ -57,10 +57,10 @@ pub enum LiveError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// A bad app name or parameter.
-    #[error("invalid --app: {0}")]
+    #[error("invalid --app")]
     App(#[from] AppError),
     /// A bad traffic option.
-    #[error("invalid traffic: {0}")]
+    #[error("invalid traffic")]
     Traffic(#[from] GenError),
     /// The pcap could not be read.
     #[error(transparent)]

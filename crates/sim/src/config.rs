@@ -81,10 +81,10 @@ pub enum SimError {
     #[error(transparent)]
     App(#[from] apps::AppError),
     /// The traffic generator could not be built.
-    #[error("traffic: {0}")]
+    #[error("traffic")]
     Traffic(#[from] traffic::GenError),
     /// The buffer arena could not be allocated.
-    #[error("buffers: {0}")]
+    #[error("buffers")]
     Arena(#[from] ifaces::arena::ArenaError),
     /// An end-of-run invariant failed (DESIGN.md, "Invariants"): the run's numbers are not reported.
     #[error("invariant '{invariant}' failed: {detail}")]

@@ -70,12 +70,12 @@ impl Trace {
 #[derive(Debug, thiserror::Error)]
 pub enum TraceError {
     /// The file could not be opened, read, created or renamed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {reason}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// The operating system's reason.
-        source: io::Error,
+        /// The operating system's reason (part of the message, so not also a `source()`).
+        reason: io::Error,
     },
     /// The file does not start with a pcap or pcapng magic number.
     #[error(
@@ -194,7 +194,7 @@ impl TraceReader {
     /// Open a pcap or pcapng file and read its file header (pcap) or section header (pcapng).
     pub fn open(path: impl AsRef<Path>) -> Result<TraceReader, TraceError> {
         let path = path.as_ref().to_path_buf();
-        let file = File::open(&path).map_err(|source| TraceError::Io { path: path.clone(), source })?;
+        let file = File::open(&path).map_err(|reason| TraceError::Io { path: path.clone(), reason })?;
         TraceReader::from_reader(path, file)
     }
 
@@ -386,7 +386,7 @@ fn unsupported(path: &Path, link: DataLink, offset: u64) -> TraceError {
 fn fail(path: &Path, f: Fail, what: &'static str, offset: u64) -> TraceError {
     let path = path.to_path_buf();
     match f {
-        Fail::Io(source) => TraceError::Io { path, source },
+        Fail::Io(reason) => TraceError::Io { path, reason },
         Fail::Truncated => TraceError::Truncated { path, what, offset },
         Fail::TooLarge => {
             TraceError::Malformed { path, what, offset, detail: format!("it claims more than {MAX_RECORD} bytes") }
@@ -414,7 +414,7 @@ impl TraceWriter {
     /// Start writing `path` in `format`.
     pub fn create(path: impl AsRef<Path>, format: OutputFormat) -> Result<TraceWriter, TraceError> {
         let path = path.as_ref().to_path_buf();
-        let io_err = |source| TraceError::Io { path: path.clone(), source };
+        let io_err = |reason| TraceError::Io { path: path.clone(), reason };
         let dir = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
@@ -493,7 +493,7 @@ impl TraceWriter {
             Sink::Pcap(w) => w.into_writer(),
             Sink::PcapNg(w, _) => w.into_inner(),
         };
-        let io_err = |source| TraceError::Io { path: path.clone(), source };
+        let io_err = |reason| TraceError::Io { path: path.clone(), reason };
         let mut tmp = out.into_inner().map_err(|e| io_err(e.into_error()))?;
         tmp.flush().map_err(io_err)?;
         tmp.persist(&path).map_err(|e| io_err(e.error))?;
