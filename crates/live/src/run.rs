@@ -57,11 +57,11 @@ pub enum LiveError {
     #[error(transparent)]
     Config(#[from] ConfigError),
     /// A bad app name or parameter.
-    #[error("invalid --app")]
-    App(#[from] AppError),
+    #[error("invalid --app: {0}")]
+    App(AppError),
     /// A bad traffic option.
-    #[error("invalid traffic")]
-    Traffic(#[from] GenError),
+    #[error("invalid traffic: {0}")]
+    Traffic(GenError),
     /// The pcap could not be read.
     #[error(transparent)]
     Trace(#[from] TraceError),
@@ -101,7 +101,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     check_options(cfg)?;
     cfg.iface.validate_common()?;
     let mut src = match &cfg.traffic {
-        Traffic::Generate(g) => Prebuilt::generate(g)?,
+        Traffic::Generate(g) => Prebuilt::generate(g).map_err(LiveError::Traffic)?,
         Traffic::Pcap(path) => Prebuilt::from_trace(Trace::read(path)?),
     };
     if src.frames.is_empty() {
@@ -122,9 +122,9 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     let pool = SharedPool::new(Arc::new(arena));
     let (mut device, mut drivers) = D::build(&cfg.iface, &pool)?;
     let cores = cfg.iface.cores;
-    let mut apps = AnyApp::for_cores(&cfg.app, &cfg.app_params, cores)?;
+    let mut apps = AnyApp::for_cores(&cfg.app, &cfg.app_params, cores).map_err(LiveError::App)?;
     for app in &mut apps {
-        app.bind_nicmem(device.nicmem())?;
+        app.bind_nicmem(device.nicmem()).map_err(LiveError::App)?;
     }
     let reta = IndirectionTable::round_robin(cores).map_err(|m| LiveError::Option { option: "cores", message: m })?;
 

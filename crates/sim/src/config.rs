@@ -81,11 +81,11 @@ pub enum SimError {
     #[error(transparent)]
     App(#[from] apps::AppError),
     /// The traffic generator could not be built.
-    #[error("traffic")]
-    Traffic(#[from] traffic::GenError),
+    #[error("traffic: {0}")]
+    Traffic(traffic::GenError),
     /// The buffer arena could not be allocated.
-    #[error("buffers")]
-    Arena(#[from] ifaces::arena::ArenaError),
+    #[error("buffers: {0}")]
+    Arena(ifaces::arena::ArenaError),
     /// An end-of-run invariant failed (DESIGN.md, "Invariants"): the run's numbers are not reported.
     #[error("invariant '{invariant}' failed: {detail}")]
     Invariant {
@@ -113,7 +113,7 @@ impl SimConfig {
                 ),
             );
         }
-        self.traffic.validate()?;
+        self.traffic.validate().map_err(SimError::Traffic)?;
         self.iface.validate_common()?;
         Ok(())
     }

@@ -176,14 +176,14 @@ pub fn run_design<D: Design, A: App>(
     assert_eq!(apps.len(), cores, "one app per core");
     let mut iface = cfg.iface.clone();
     iface.prefetch.batch = profile.nic.prefetch;
-    let arena = Arc::new(Arena::new("sim", D::buffers_needed(&iface), iface.layout)?);
+    let arena = Arc::new(Arena::new("sim", D::buffers_needed(&iface), iface.layout).map_err(SimError::Arena)?);
     let pool = SharedPool::new(arena.clone());
     let (mut device, mut drivers) = D::build(&iface, &pool)?;
     for app in &mut apps {
         app.bind_nicmem(device.nicmem())?;
     }
     let ctxs: Vec<CoreCtx> = (0..cores).map(|i| CoreCtx::new(i as u16, iface.cache, &pool)).collect();
-    let mut source = Generator::new(&cfg.traffic)?;
+    let mut source = Generator::new(&cfg.traffic).map_err(SimError::Traffic)?;
     let reta = IndirectionTable::round_robin(cores).map_err(|message| SimError::Config { option: "cores", message })?;
     let mut m = Machine::new(profile, cores, (arena.base_addr(), arena.size()));
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
