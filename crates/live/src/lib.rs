@@ -4,7 +4,8 @@
 //! from the traffic layer ([`source`]), paces them, steers them with RSS and an indirection table, runs the
 //! design's device side, and receives the packets the design transmits ([`sink`]). One worker thread per
 //! core runs the app in a poll loop ([`worker`]). A run warms up, measures, stops the source, drains
-//! ([`control`]), checks the invariants of DESIGN.md and reports ([`report`]).
+//! ([`control`]), checks the invariants of DESIGN.md and reports ([`report`]), with the time the
+//! hypervisor took from its CPUs ([`steal`]).
 
 pub mod control;
 pub mod feed;
@@ -15,6 +16,7 @@ pub mod report;
 pub mod run;
 pub mod sink;
 pub mod source;
+pub mod steal;
 pub mod worker;
 
 pub use nic::Pace;

@@ -88,6 +88,8 @@ pub struct LiveReport {
     pub device: Metrics,
     /// Whether worker threads were pinned to CPUs.
     pub pinned: bool,
+    /// CPU time the hypervisor took from the run's CPUs, ms (`None` where it cannot be read).
+    pub steal_ms: Option<f64>,
     /// Things that make the numbers less meaningful.
     pub warnings: Vec<String>,
     /// Invariants checked at the end, all of which held.

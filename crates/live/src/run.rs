@@ -7,6 +7,7 @@ use crate::pin;
 use crate::report::{CoreReport, LiveReport};
 use crate::sink::Sink;
 use crate::source::Prebuilt;
+use crate::steal;
 use crate::worker::{WorkerStats, worker_loop};
 use apps::{AnyApp, App, AppError, AppParams};
 use ifaces::invariants::{RunCounts, check_buffers};
@@ -148,6 +149,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     let flow_of: Vec<u32> = src.frames.iter().map(|f| f.flow).collect();
     let mut sink = Sink::new(flow_of, src.flows, (timing.warmup_ns, timing.end_ns), src.payload_at);
     let ctl = Control::new(cores);
+    let steal_before = steal::per_cpu();
     let epoch = Instant::now();
 
     let (nic, workers) = std::thread::scope(|s| {
@@ -175,6 +177,16 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         let workers: Vec<std::thread::Result<WorkerStats>> = handles.into_iter().map(|h| h.join()).collect();
         (nic.join(), workers)
     });
+    let used: Vec<usize> =
+        if pinned { cpus[..=cores].iter().map(|c| c.id).collect() } else { (0..cpus.len()).collect() };
+    let steal_ms = steal_before.zip(steal::per_cpu()).map(|(b, a)| steal::stolen_ms(&b, &a, used));
+    if let Some(ms) = steal_ms.filter(|&ms| ms > 0.0) {
+        warnings.push(format!(
+            "the hypervisor took about {ms:.0} ms from this run's CPUs (steal time in /proc/stat, counted in 10 ms \
+             ticks): packets queue while a thread is off its CPU, so latency tails and drops may come from the \
+             host, not the design"
+        ));
+    }
     let nic = nic.map_err(|e| LiveError::Invariant(panic_message(&e, "NIC thread")))?;
     let workers = workers
         .into_iter()
@@ -209,6 +221,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         per_core: workers.iter().map(CoreReport::from).collect(),
         device: device.metrics(),
         pinned,
+        steal_ms,
         warnings,
         invariants,
     })

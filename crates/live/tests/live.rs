@@ -28,6 +28,11 @@ fn one_core_echo_keeps_every_invariant() {
     assert!(rx > 0, "the worker received nothing");
     assert!(r.offered.mpps > 0.0);
     assert!(r.latency.count > 0, "no packet was timed");
+    assert_eq!(r.flow_reordering.reordered, 0, "privRing keeps every flow in order");
+    if cfg!(target_os = "linux") {
+        let stolen = r.steal_ms.expect("/proc/stat is read on Linux");
+        assert_eq!(stolen > 0.0, r.warnings.iter().any(|w| w.contains("steal time")), "{:?}", r.warnings);
+    }
 }
 
 #[test]
