@@ -27,8 +27,22 @@ pub struct CoreReport {
     pub allocs: u64,
     /// Frees of buffers another core allocated.
     pub cross_core_frees: u64,
+    /// Empty polls that took over 20 µs, the thread being off its CPU: how many, total and longest µs
+    /// (a lower bound of the time the worker lost; see `worker::WorkerStats::stalls`).
+    pub stalls: Stalls,
     /// Driver and app counters.
     pub metrics: Metrics,
+}
+
+/// Times a worker thread was off its CPU while polling an empty ring.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Stalls {
+    /// How many.
+    pub count: u64,
+    /// Their total length, µs.
+    pub total_us: f64,
+    /// The longest, µs.
+    pub max_us: f64,
 }
 
 impl From<&WorkerStats> for CoreReport {
@@ -42,6 +56,7 @@ impl From<&WorkerStats> for CoreReport {
             busy_ns_per_packet: w.busy_ns as f64 / w.rx.max(1) as f64,
             allocs: w.cache.allocs,
             cross_core_frees: w.cache.cross_core_frees,
+            stalls: Stalls { count: w.stalls.0, total_us: w.stalls.1 as f64 / 1e3, max_us: w.stalls.2 as f64 / 1e3 },
             metrics: w.metrics.clone(),
         }
     }
@@ -88,6 +103,9 @@ pub struct LiveReport {
     pub device: Metrics,
     /// Whether worker threads were pinned to CPUs.
     pub pinned: bool,
+    /// With a paced source, the furthest the NIC thread fell behind its schedule, µs (it then offers the
+    /// backlog at full speed).
+    pub source_lag_us: Option<f64>,
     /// CPU time the hypervisor took from the run's CPUs, ms (`None` where it cannot be read).
     pub steal_ms: Option<f64>,
     /// Things that make the numbers less meaningful.
@@ -123,18 +141,24 @@ impl fmt::Display for LiveReport {
             self.flow_reordering.ratio * 100.0,
             self.flow_reordering.reordered
         )?;
-        writeln!(f, "  core        rx          tx    empty polls  ns/pkt busy  allocs  x-core frees")?;
+        writeln!(
+            f,
+            "  core        rx          tx    empty polls  ns/pkt busy  allocs  x-core frees  stalls (total / longest us)"
+        )?;
         for c in &self.per_core {
             writeln!(
                 f,
-                "  {:>4} {:>11} {:>11} {:>10.1} % {:>11.1} {:>7} {:>12}",
+                "  {:>4} {:>11} {:>11} {:>10.1} % {:>11.1} {:>7} {:>12}  {:>6} ({:.0} / {:.0})",
                 c.core,
                 c.rx,
                 c.tx,
                 c.empty_poll_ratio * 100.0,
                 c.busy_ns_per_packet,
                 c.allocs,
-                c.cross_core_frees
+                c.cross_core_frees,
+                c.stalls.count,
+                c.stalls.total_us,
+                c.stalls.max_us
             )?;
         }
         for w in &self.warnings {

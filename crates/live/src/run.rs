@@ -51,6 +51,11 @@ pub struct LiveConfig {
     pub warmup: Duration,
 }
 
+/// A thread off its CPU this long is worth a warning: a paced source this far behind its schedule
+/// offers its backlog as one burst, and a worker stalled this long lets a ring of a thousand 64 B
+/// packets at 10 Mpps fill. Normal iterations of either loop take well under this.
+const LAG_WARN_NS: u64 = 100_000;
+
 /// Why a live run failed.
 #[derive(Debug, thiserror::Error)]
 pub enum LiveError {
@@ -180,19 +185,37 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     let used: Vec<usize> =
         if pinned { cpus[..=cores].iter().map(|c| c.id).collect() } else { (0..cpus.len()).collect() };
     let steal_ms = steal_before.zip(steal::per_cpu()).map(|(b, a)| steal::stolen_ms(&b, &a, used));
-    if let Some(ms) = steal_ms.filter(|&ms| ms > 0.0) {
-        warnings.push(format!(
-            "the hypervisor took about {ms:.0} ms from this run's CPUs (steal time in /proc/stat, counted in 10 ms \
-             ticks): packets queue while a thread is off its CPU, so latency tails and drops may come from the \
-             host, not the design"
-        ));
-    }
     let nic = nic.map_err(|e| LiveError::Invariant(panic_message(&e, "NIC thread")))?;
     let workers = workers
         .into_iter()
         .enumerate()
         .map(|(i, w)| w.map_err(|e| LiveError::Invariant(panic_message(&e, &format!("worker {i}")))))
         .collect::<Result<Vec<_>, _>>()?;
+    let pps = match cfg.pace {
+        Pace::Pps(pps) => Some(pps),
+        Pace::Max => None,
+    };
+    let source_lag_us = pps.map(|_| nic.max_lag_ns as f64 / 1e3);
+    if let Some(pps) = pps.filter(|_| nic.max_lag_ns > LAG_WARN_NS) {
+        warnings.push(format!(
+            "the NIC thread fell up to {:.0} us behind its schedule and then offered the backlog at full speed: \
+             the design saw bursts, not an even {:.3} Mpps",
+            nic.max_lag_ns as f64 / 1e3,
+            pps / 1e6
+        ));
+    }
+    let (stalls, stalled_ns, longest_ns) =
+        workers.iter().fold((0, 0, 0), |a, w| (a.0 + w.stalls.0, a.1 + w.stalls.1, a.2.max(w.stalls.2)));
+    if pinned && longest_ns > LAG_WARN_NS {
+        warnings.push(format!(
+            "workers were off their CPUs {stalls} times while polling, {:.2} ms in all (longest {:.0} us; the \
+             hypervisor's steal time on these CPUs: {}): packets queue meanwhile, so latency tails and drops may \
+             come from the machine, not the design",
+            stalled_ns as f64 / 1e6,
+            longest_ns as f64 / 1e3,
+            steal_ms.map_or("unknown".into(), |ms| format!("about {ms:.0} ms, in 10 ms ticks"))
+        ));
+    }
     if let Some(stuck) = &nic.stuck {
         return Err(LiveError::Invariant(format!("drain: {stuck}")));
     }
@@ -221,6 +244,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         per_core: workers.iter().map(CoreReport::from).collect(),
         device: device.metrics(),
         pinned,
+        source_lag_us,
         steal_ms,
         warnings,
         invariants,

@@ -23,11 +23,18 @@ pub struct WorkerStats {
     pub empty_polls: u64,
     /// Time spent in bursts that received packets (rx, app, tx), ns.
     pub busy_ns: u64,
+    /// Empty polls that took longer than [`STALL_NS`]: the thread was off its CPU (the hypervisor or
+    /// the kernel ran something else), as count, total ns and longest ns. A lower bound of the time the
+    /// worker lost: a stall during a burst cannot be told from work.
+    pub stalls: (u64, u64, u64),
     /// Allocator counters.
     pub cache: CacheStats,
     /// The driver's and the app's counters.
     pub metrics: Metrics,
 }
+
+/// An empty poll takes well under a microsecond; one that takes this long was interrupted.
+pub const STALL_NS: u64 = 20_000;
 
 /// Run one worker until the NIC thread says teardown (or abort); then release the driver's buffers.
 #[allow(clippy::too_many_arguments)]
@@ -80,7 +87,12 @@ pub fn worker_loop<D: DriverSide, A: App>(
         if yield_when_idle {
             std::thread::yield_now();
         }
-        started = p.now_ns();
+        let now = p.now_ns();
+        let took = now - started;
+        if took > STALL_NS {
+            st.stalls = (st.stalls.0 + 1, st.stalls.1 + took, st.stalls.2.max(took));
+        }
+        started = now;
     }
     ctl.stop_and_wait();
     if ctl.aborted() {
