@@ -29,6 +29,9 @@ pub struct BenchArgs {
     /// Receive ring size.
     #[arg(long, default_value = "1024")]
     ring: RingSize,
+    /// privRing: completions as 8-byte mini-CQEs (NVIDIA CQE compression, rxBisect §4.3 [32, 33]).
+    #[arg(long)]
+    cqe_compress: bool,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -55,6 +58,7 @@ struct Bench {
     rounds: usize,
     burst: usize,
     ring: u32,
+    cqe_compress: bool,
     frame_len: usize,
     paths: Vec<Row>,
 }
@@ -71,7 +75,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
     if args.rounds == 0 {
         bail!("--rounds: must be at least 1");
     }
-    let cfg = IfaceConfig { ring: args.ring, burst: args.burst, ..IfaceConfig::default() };
+    let cfg =
+        IfaceConfig { ring: args.ring, burst: args.burst, cqe_compress: args.cqe_compress, ..IfaceConfig::default() };
     cfg.validate_common()?;
     let designs: Vec<String> = if args.iface.is_empty() {
         ifaces::DESIGN_NAMES.iter().map(|s| s.to_string()).collect()
@@ -115,6 +120,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         rounds: args.rounds,
         burst: cfg.burst,
         ring: cfg.ring.get(),
+        cqe_compress: cfg.cqe_compress,
         frame_len: live::handoff::FRAME.len() + wire::frame::FCS_LEN,
         paths: rows,
     };
@@ -139,8 +145,13 @@ fn median(s: &mut [f64]) -> f64 {
 
 fn print_table(b: &Bench) {
     println!(
-        "hand-off of {} B packets, NIC thread -> 1 worker, burst {}, ring {}: median of {} interleaved rounds of {} packets",
-        b.frame_len, b.burst, b.ring, b.rounds, b.packets
+        "hand-off of {} B packets, NIC thread -> 1 worker, burst {}, ring {}{}: median of {} interleaved rounds of {} packets",
+        b.frame_len,
+        b.burst,
+        b.ring,
+        if b.cqe_compress { ", mini-CQEs" } else { "" },
+        b.rounds,
+        b.packets
     );
     let w = b.paths.iter().map(|r| r.path.len()).max().unwrap_or(0).max(4);
     println!("  {:<w$}  {:>9}  {:>9}  {:>14}  {:>12}", "path", "ns/packet", "min", "x pointer ring", "x frame ring");

@@ -23,6 +23,17 @@ fn times_the_floors_and_the_designs_and_divides_by_the_floors() {
         assert!((p["x_frame_ring"].as_f64().unwrap() - ns / frame).abs() < 1e-9, "{p}");
     }
     assert_eq!((v["rounds"].as_u64(), v["frame_len"].as_u64()), (Some(3), Some(64)));
+    assert_eq!(v["cqe_compress"], false);
+}
+
+#[test]
+fn mini_cqes_are_a_flag_of_the_run() {
+    let out =
+        rxlab(&["bench", "--iface", "privring", "--packets", "20000", "--rounds", "1", "--cqe-compress", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["cqe_compress"], true);
+    assert_eq!(v["paths"].as_array().unwrap().len(), 3);
 }
 
 #[test]
