@@ -268,7 +268,7 @@ impl CorecDriver {
             // Relaxed: the DD bit was acquired in `claim`.
             let len = q.ring.desc(slot).cap.load(Ordering::Relaxed) & !DD;
             let fresh = self.spares.pop().expect("claims never exceed the spares");
-            out.push(slots::swap(p, &q.ring, slot, len, fresh, core));
+            slots::swap(p, &q.ring, slot, len, fresh, core, out);
             q.read_done.mark(p, &mut batch, id);
         }
         q.read_done.flush(p, &mut batch);

@@ -236,7 +236,7 @@ impl DriverSide for PrivRingDriver {
                     break;
                 };
                 let (slot, len) = self.cq.poll(p, size).expect("a ready completion");
-                out.push(slots::swap(p, &self.ring, slot, len, fresh, core));
+                slots::swap(p, &self.ring, slot, len, fresh, core, out);
                 n += 1;
             }
             if n > 0 {

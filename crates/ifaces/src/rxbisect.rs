@@ -326,7 +326,7 @@ impl DriverSide for RxBisectDriver {
                 polled = true;
                 if addr != 0 {
                     let id = arena.id_of(addr as usize).expect("Bx entry points outside the buffer arena");
-                    out.push(slots::receive(p, core, id, len as u32));
+                    crate::packet::push_in_place(out, || slots::receive(p, core, id, len as u32));
                     n += 1;
                 }
                 if (ax & 0xffff_ffff) as usize == self.ax_id {

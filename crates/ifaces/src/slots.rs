@@ -7,7 +7,7 @@ use crate::arena::{Arena, BufId, Owner};
 use crate::core::CoreCtx;
 use crate::desc::{DescRing, RxDesc};
 use crate::design::{ConfigError, DropReason};
-use crate::packet::Packet;
+use crate::packet::{Packet, push_in_place};
 use crate::pool::PoolCache;
 use crate::probe::{Access, NoProbe, Probe};
 use crate::sync::Ordering;
@@ -45,8 +45,9 @@ pub fn buffer_of<P: Probe>(p: &mut P, ring: &DescRing, i: usize, core: &CoreCtx)
     core.arena().id_of(addr).expect("descriptor points outside the buffer arena")
 }
 
-/// Take the packet of `len` bytes the device wrote into descriptor `i`'s buffer and post `fresh` in its
-/// place (Listing 1 lines 14-15).
+/// Append to `out` the packet of `len` bytes the device wrote into descriptor `i`'s buffer and post
+/// `fresh` in its place (Listing 1 lines 14-15). The packet is built in its slot of `out`
+/// ([`push_in_place`]).
 #[inline]
 pub fn swap<'c, P: Probe>(
     p: &mut P,
@@ -55,11 +56,11 @@ pub fn swap<'c, P: Probe>(
     len: u32,
     fresh: BufId,
     core: &'c CoreCtx,
-) -> Packet<'c> {
+    out: &mut Vec<Packet<'c>>,
+) {
     let id = buffer_of(p, ring, i, core);
-    let pkt = receive(p, core, id, len);
+    push_in_place(out, || receive(p, core, id, len));
     post(p, ring, i, fresh, core);
-    pkt
 }
 
 /// The received buffer `id` becomes the core's packet of `len` bytes (`Posted -> Core`): the driver

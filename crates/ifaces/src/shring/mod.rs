@@ -223,7 +223,7 @@ impl<R: Repost> DriverSide for ShDriver<R> {
                 let [w0, w1, last] = self.cq.poll(p).expect("a ready completion");
                 let at = Place { desc: w0 as u32, seg: (w0 >> 32) as u32 };
                 let i = (at.desc * self.segs + at.seg) as usize;
-                out.push(slots::swap(p, self.repost.ring(), i, w1 as u32, fresh, core));
+                slots::swap(p, self.repost.ring(), i, w1 as u32, fresh, core, out);
                 n += 1;
                 if last != 0 {
                     self.repost.consumed(p, at.desc);
