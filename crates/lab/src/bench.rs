@@ -7,7 +7,7 @@
 use anyhow::{Result, bail};
 use clap::Args;
 use ifaces::{IfaceConfig, RingSize};
-use live::handoff::{time_frames, time_named, time_pointers};
+use live::handoff::{time_frames, time_named, time_named_one_thread, time_pointers};
 use serde::Serialize;
 use std::time::Duration;
 
@@ -49,6 +49,9 @@ struct Row {
     x_pointer_ring: f64,
     /// Median cost over the frame ring's median.
     x_frame_ring: f64,
+    /// For a design, the median with both sides on one thread, ns per packet: its code's cost without
+    /// cross-core transfers.
+    one_thread_ns_per_packet: Option<f64>,
 }
 
 /// What `--json` prints.
@@ -91,12 +94,16 @@ pub fn run(args: BenchArgs) -> Result<()> {
     }
     let paths: Vec<&str> = [POINTERS, FRAMES].into_iter().chain(designs.iter().map(String::as_str)).collect();
     let mut samples = vec![Vec::with_capacity(args.rounds); paths.len()];
+    let mut one_thread = vec![Vec::with_capacity(args.rounds); paths.len()];
     for _ in 0..args.rounds {
-        for (path, out) in paths.iter().zip(&mut samples) {
+        for ((path, out), alone) in paths.iter().zip(&mut samples).zip(&mut one_thread) {
             let took = match *path {
                 POINTERS => time_pointers(args.packets, cfg.burst),
                 FRAMES => time_frames(args.packets, cfg.burst),
-                design => time_named(design, &cfg, args.packets)?,
+                design => {
+                    alone.push(per_packet(time_named_one_thread(design, &cfg, args.packets)?, args.packets));
+                    time_named(design, &cfg, args.packets)?
+                }
             };
             out.push(per_packet(took, args.packets));
         }
@@ -107,12 +114,14 @@ pub fn run(args: BenchArgs) -> Result<()> {
         .iter()
         .zip(&samples)
         .zip(&medians)
-        .map(|((path, s), &m)| Row {
+        .zip(&mut one_thread)
+        .map(|(((path, s), &m), alone)| Row {
             path: path.to_string(),
             ns_per_packet: m,
             min_ns_per_packet: s[0],
             x_pointer_ring: m / medians[0],
             x_frame_ring: m / medians[1],
+            one_thread_ns_per_packet: (!alone.is_empty()).then(|| median(alone)),
         })
         .collect();
     let bench = Bench {
@@ -154,11 +163,15 @@ fn print_table(b: &Bench) {
         b.packets
     );
     let w = b.paths.iter().map(|r| r.path.len()).max().unwrap_or(0).max(4);
-    println!("  {:<w$}  {:>9}  {:>9}  {:>14}  {:>12}", "path", "ns/packet", "min", "x pointer ring", "x frame ring");
+    println!(
+        "  {:<w$}  {:>9}  {:>9}  {:>14}  {:>12}  {:>12}",
+        "path", "ns/packet", "min", "x pointer ring", "x frame ring", "one thread"
+    );
     for r in &b.paths {
+        let alone = r.one_thread_ns_per_packet.map_or("-".to_string(), |ns| format!("{ns:.2}"));
         println!(
-            "  {:<w$}  {:>9.2}  {:>9.2}  {:>14.2}  {:>12.2}",
-            r.path, r.ns_per_packet, r.min_ns_per_packet, r.x_pointer_ring, r.x_frame_ring
+            "  {:<w$}  {:>9.2}  {:>9.2}  {:>14.2}  {:>12.2}  {:>12}",
+            r.path, r.ns_per_packet, r.min_ns_per_packet, r.x_pointer_ring, r.x_frame_ring, alone
         );
     }
 }

@@ -24,6 +24,9 @@ fn times_the_floors_and_the_designs_and_divides_by_the_floors() {
     }
     assert_eq!((v["rounds"].as_u64(), v["frame_len"].as_u64()), (Some(3), Some(64)));
     assert_eq!(v["cqe_compress"], false);
+    let alone: Vec<Option<f64>> = paths.iter().map(|p| p["one_thread_ns_per_packet"].as_f64()).collect();
+    assert!(alone[..2].iter().all(Option::is_none), "the floors have no one-thread time: {alone:?}");
+    assert!(alone[2..].iter().all(|t| t.is_some_and(|ns| ns > 0.0)), "every design has one: {alone:?}");
 }
 
 #[test]

@@ -3,6 +3,8 @@
 //! second thread runs the driver side in bursts and frees what it receives. Two floors are timed the
 //! same way with an SPSC ring (`rtrb`): one of packet pointers (handing a packet over) and one of whole
 //! 64 B frames (moving its bytes). `rxlab bench` and the `rx_path` criterion bench both time these.
+//! [`time_one_thread`] runs both sides of a design on this one thread, a burst at a time: the code's own
+//! cost, without the cross-core transfers.
 
 use ifaces::{Arena, BufLayout, ConfigError, CoreCtx, Design, DeviceSide, DriverSide, IfaceConfig, Probe, SharedPool};
 use std::sync::Arc;
@@ -44,6 +46,35 @@ pub fn time_design<D: Design, P: Probe + Default>(cfg: &IfaceConfig, n: u64) -> 
         }
     });
     Ok(start.elapsed())
+}
+
+/// Time `n` packets through design `D` with both sides on this thread: the device side takes up to a
+/// burst of frames, then the driver side receives them and frees them.
+pub fn time_one_thread<D: Design, P: Probe + Default>(cfg: &IfaceConfig, n: u64) -> Result<Duration, ConfigError> {
+    let cfg = &IfaceConfig { cores: 1, ..cfg.clone() };
+    let arena = Arena::new("handoff", D::buffers_needed(cfg), BufLayout::default())
+        .map_err(|e| ConfigError::new("ring", e.to_string()))?;
+    let pool = SharedPool::new(Arc::new(arena));
+    let (mut dev, mut drivers) = D::build(cfg, &pool)?;
+    let mut drv = drivers.pop().expect("one core, one driver");
+    let core = CoreCtx::new(0, cfg.cache, &pool);
+    let mut p = P::default();
+    let mut rx = Vec::with_capacity(cfg.burst);
+    let start = Instant::now();
+    let (mut sent, mut got) = (0, 0);
+    while got < n {
+        let mut k = 0;
+        while k < cfg.burst && sent < n && dev.rx(&mut p, 0, 0, &FRAME).is_ok() {
+            (k, sent) = (k + 1, sent + 1);
+        }
+        let received = drv.rx_burst(&mut p, &core, &mut rx, cfg.burst);
+        assert!(k + received > 0, "{}: neither side made progress on one thread", D::NAME);
+        got += received as u64;
+        rx.clear();
+    }
+    let took = start.elapsed();
+    drv.teardown(&core);
+    Ok(took)
 }
 
 /// Time `n` items from this thread to a consumer thread through an SPSC ring of 1 Ki slots, read in
@@ -90,6 +121,11 @@ pub fn time_named(name: &str, cfg: &IfaceConfig, n: u64) -> Result<Duration, Con
     ifaces::with_design!(name, D => time_design::<D, ifaces::NoProbe>(cfg, n))?
 }
 
+/// [`time_one_thread`] for the design named `name` with the live engine's probe.
+pub fn time_named_one_thread(name: &str, cfg: &IfaceConfig, n: u64) -> Result<Duration, ConfigError> {
+    ifaces::with_design!(name, D => time_one_thread::<D, ifaces::NoProbe>(cfg, n))?
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,6 +137,7 @@ mod tests {
         assert!(time_frames(5000, 32) > Duration::ZERO);
         for name in ifaces::DESIGN_NAMES {
             time_named(name, &cfg, 5000).unwrap_or_else(|e| panic!("{name}: {e}"));
+            time_named_one_thread(name, &cfg, 5000).unwrap_or_else(|e| panic!("{name} on one thread: {e}"));
         }
         assert_eq!(time_named("ring9", &cfg, 10).unwrap_err().option, "iface");
     }
