@@ -49,9 +49,16 @@ struct Row {
     x_pointer_ring: f64,
     /// Median cost over the frame ring's median.
     x_frame_ring: f64,
-    /// For a design, the median with both sides on one thread, ns per packet: its code's cost without
-    /// cross-core transfers.
-    one_thread_ns_per_packet: Option<f64>,
+    /// For a design, the medians with both sides on one thread, device and driver side, ns per packet:
+    /// its code's cost without cross-core transfers.
+    one_thread_ns_per_packet: Option<OneThread>,
+}
+
+/// A design's two sides timed on one thread, ns per packet (medians over the rounds).
+#[derive(Debug, Serialize)]
+struct OneThread {
+    device: f64,
+    driver: f64,
 }
 
 /// What `--json` prints.
@@ -101,7 +108,8 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 POINTERS => time_pointers(args.packets, cfg.burst),
                 FRAMES => time_frames(args.packets, cfg.burst),
                 design => {
-                    alone.push(per_packet(time_named_one_thread(design, &cfg, args.packets)?, args.packets));
+                    let (device, driver) = time_named_one_thread(design, &cfg, args.packets)?;
+                    alone.push((per_packet(device, args.packets), per_packet(driver, args.packets)));
                     time_named(design, &cfg, args.packets)?
                 }
             };
@@ -121,7 +129,10 @@ pub fn run(args: BenchArgs) -> Result<()> {
             min_ns_per_packet: s[0],
             x_pointer_ring: m / medians[0],
             x_frame_ring: m / medians[1],
-            one_thread_ns_per_packet: (!alone.is_empty()).then(|| median(alone)),
+            one_thread_ns_per_packet: (!alone.is_empty()).then(|| {
+                let (mut device, mut driver): (Vec<f64>, Vec<f64>) = alone.iter().copied().unzip();
+                OneThread { device: median(&mut device), driver: median(&mut driver) }
+            }),
         })
         .collect();
     let bench = Bench {
@@ -164,13 +175,16 @@ fn print_table(b: &Bench) {
     );
     let w = b.paths.iter().map(|r| r.path.len()).max().unwrap_or(0).max(4);
     println!(
-        "  {:<w$}  {:>9}  {:>9}  {:>14}  {:>12}  {:>12}",
-        "path", "ns/packet", "min", "x pointer ring", "x frame ring", "one thread"
+        "  {:<w$}  {:>9}  {:>9}  {:>14}  {:>12}  {:>26}",
+        "path", "ns/packet", "min", "x pointer ring", "x frame ring", "one thread: device + driver"
     );
     for r in &b.paths {
-        let alone = r.one_thread_ns_per_packet.map_or("-".to_string(), |ns| format!("{ns:.2}"));
+        let alone = r
+            .one_thread_ns_per_packet
+            .as_ref()
+            .map_or("-".to_string(), |t| format!("{:.2} + {:.2}", t.device, t.driver));
         println!(
-            "  {:<w$}  {:>9.2}  {:>9.2}  {:>14.2}  {:>12.2}  {:>12}",
+            "  {:<w$}  {:>9.2}  {:>9.2}  {:>14.2}  {:>12.2}  {:>26}",
             r.path, r.ns_per_packet, r.min_ns_per_packet, r.x_pointer_ring, r.x_frame_ring, alone
         );
     }

@@ -3,8 +3,8 @@
 //! second thread runs the driver side in bursts and frees what it receives. Two floors are timed the
 //! same way with an SPSC ring (`rtrb`): one of packet pointers (handing a packet over) and one of whole
 //! 64 B frames (moving its bytes). `rxlab bench` and the `rx_path` criterion bench both time these.
-//! [`time_one_thread`] runs both sides of a design on this one thread, a burst at a time: the code's own
-//! cost, without the cross-core transfers.
+//! [`time_one_thread`] runs both sides of a design on this one thread, a burst at a time, and times each:
+//! the code's own cost, without the cross-core transfers.
 
 use ifaces::{Arena, BufLayout, ConfigError, CoreCtx, Design, DeviceSide, DriverSide, IfaceConfig, Probe, SharedPool};
 use std::sync::Arc;
@@ -49,8 +49,12 @@ pub fn time_design<D: Design, P: Probe + Default>(cfg: &IfaceConfig, n: u64) -> 
 }
 
 /// Time `n` packets through design `D` with both sides on this thread: the device side takes up to a
-/// burst of frames, then the driver side receives them and frees them.
-pub fn time_one_thread<D: Design, P: Probe + Default>(cfg: &IfaceConfig, n: u64) -> Result<Duration, ConfigError> {
+/// burst of frames, then the driver side receives them and frees them. Returns the time each side took
+/// (the clock is read twice per burst).
+pub fn time_one_thread<D: Design, P: Probe + Default>(
+    cfg: &IfaceConfig,
+    n: u64,
+) -> Result<(Duration, Duration), ConfigError> {
     let cfg = &IfaceConfig { cores: 1, ..cfg.clone() };
     let arena = Arena::new("handoff", D::buffers_needed(cfg), BufLayout::default())
         .map_err(|e| ConfigError::new("ring", e.to_string()))?;
@@ -60,21 +64,23 @@ pub fn time_one_thread<D: Design, P: Probe + Default>(cfg: &IfaceConfig, n: u64)
     let core = CoreCtx::new(0, cfg.cache, &pool);
     let mut p = P::default();
     let mut rx = Vec::with_capacity(cfg.burst);
-    let start = Instant::now();
-    let (mut sent, mut got) = (0, 0);
+    let (mut sent, mut got, mut device, mut driver) = (0, 0, Duration::ZERO, Duration::ZERO);
     while got < n {
+        let t0 = Instant::now();
         let mut k = 0;
         while k < cfg.burst && sent < n && dev.rx(&mut p, 0, 0, &FRAME).is_ok() {
             (k, sent) = (k + 1, sent + 1);
         }
+        let t1 = Instant::now();
         let received = drv.rx_burst(&mut p, &core, &mut rx, cfg.burst);
+        rx.clear();
+        let t2 = Instant::now();
         assert!(k + received > 0, "{}: neither side made progress on one thread", D::NAME);
         got += received as u64;
-        rx.clear();
+        (device, driver) = (device + (t1 - t0), driver + (t2 - t1));
     }
-    let took = start.elapsed();
     drv.teardown(&core);
-    Ok(took)
+    Ok((device, driver))
 }
 
 /// Time `n` items from this thread to a consumer thread through an SPSC ring of 1 Ki slots, read in
@@ -122,7 +128,7 @@ pub fn time_named(name: &str, cfg: &IfaceConfig, n: u64) -> Result<Duration, Con
 }
 
 /// [`time_one_thread`] for the design named `name` with the live engine's probe.
-pub fn time_named_one_thread(name: &str, cfg: &IfaceConfig, n: u64) -> Result<Duration, ConfigError> {
+pub fn time_named_one_thread(name: &str, cfg: &IfaceConfig, n: u64) -> Result<(Duration, Duration), ConfigError> {
     ifaces::with_design!(name, D => time_one_thread::<D, ifaces::NoProbe>(cfg, n))?
 }
 
