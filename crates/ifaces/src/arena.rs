@@ -6,7 +6,11 @@
 //! simulator's cache model sees the true layout.
 //!
 //! Buffers are shared between the NIC thread and worker threads, so every hand-off goes through the
-//! buffer's [`Owner`] word with a compare-and-swap. A hand-off that finds the wrong owner is a protocol
+//! buffer's [`Owner`] word. The owner words are rxlab's checking, not part of any design, so they live
+//! apart from the buffers (which the probe never reports): one per cache line, the lines contiguous.
+//! In the metadata lines, 2 KiB apart, they all fell into 2 of the host L1's 64 sets and missed it on
+//! nearly every check (a third of privRing's driver-side time); contiguous lines spread over every set,
+//! and one word per line keeps two cores' buffers off one line. A hand-off that finds the wrong owner is a protocol
 //! bug (a buffer freed twice, a completion reclaimed twice) and panics with the buffer and both states,
 //! instead of letting two agents touch the same bytes. The device reaches bytes here
 //! ([`Arena::dma_write`], [`Arena::dma_read`]) only while it holds the buffer; a core reaches them only
@@ -27,7 +31,7 @@ use crate::sync::{AtomicU32, Ordering};
 use std::fmt;
 use std::ptr::NonNull;
 
-/// Bytes at the start of every buffer reserved for metadata (the owner word, lengths); one cache line.
+/// Bytes at the start of every buffer reserved for metadata (DPDK's mbuf header); one cache line.
 pub const META_LEN: usize = 64;
 
 /// Index of a buffer in its arena. A name only: who may touch the buffer is recorded in its [`Owner`].
@@ -109,10 +113,14 @@ pub struct Arena {
     /// instead of dividing, on the device's per-packet path.
     stride_shift: Option<u32>,
     name: &'static str,
-    /// Under loom, owner words must be loom atomics, which cannot live in raw memory.
-    #[cfg(loom)]
-    owners: Box<[AtomicU32]>,
+    /// Each buffer's owner word, alone in its cache line.
+    owners: Box<[OwnerWord]>,
 }
+
+/// An owner word in a cache line of its own.
+#[derive(Debug)]
+#[repr(align(64))]
+struct OwnerWord(AtomicU32);
 
 // SAFETY: the arena owns its allocation. Bytes are reached only through `bytes`/`bytes_mut` by the
 // agent whose ownership the owner word records (checked with atomics on every hand-off), and through
@@ -137,15 +145,14 @@ impl Arena {
         let alloc_err = ArenaError::Alloc { count: count as usize, stride: layout.stride };
         let size = (count.max(1) as usize).checked_mul(layout.stride).ok_or(alloc_err.clone())?;
         let base = map_zeroed(size).ok_or(alloc_err)?;
-        // Owner words start as zero bytes, which is `Owner::Free`.
         Ok(Arena {
             base,
             count,
             layout,
             stride_shift: layout.stride.is_power_of_two().then(|| layout.stride.trailing_zeros()),
             name,
-            #[cfg(loom)]
-            owners: (0..count).map(|_| AtomicU32::new(0)).collect(),
+            // Zero is `Owner::Free`.
+            owners: (0..count).map(|_| OwnerWord(AtomicU32::new(0))).collect(),
         })
     }
 
@@ -206,18 +213,10 @@ impl Arena {
         (aligned && index < self.count as usize).then_some(BufId(index as u32))
     }
 
-    #[cfg(loom)]
-    fn owner_word(&self, id: BufId) -> &AtomicU32 {
-        &self.owners[id.0 as usize]
-    }
-
-    #[cfg(not(loom))]
     #[inline]
     fn owner_word(&self, id: BufId) -> &AtomicU32 {
-        let meta = self.meta_addr(id) as *const AtomicU32;
-        // SAFETY: the metadata line of an in-range buffer is inside the allocation, 64-byte aligned, and
-        // its first four bytes are only ever accessed as this atomic.
-        unsafe { &*meta }
+        self.check(id);
+        &self.owners[id.0 as usize].0
     }
 
     /// Current owner of `id` (for invariant checks; racy by nature while a run is live).
