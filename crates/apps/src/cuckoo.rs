@@ -36,7 +36,7 @@ struct Entry<V> {
     value: V,
 }
 
-/// The table is full: no free slot within a cuckoo path of [`MAX_PATH`] moves, or no entry left.
+/// The table is full: no free slot within a cuckoo path of `MAX_PATH` moves, or no entry left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TableFull;
 

@@ -1,4 +1,4 @@
-//! The registry of designs: every receive interface by its `--iface` name, and [`with_design!`], which
+//! The registry of designs: every receive interface by its `--iface` name, and [`with_design!`](crate::with_design), which
 //! turns a name into a call of generic code (`fn run::<D: Design>()`) in the engines.
 
 use crate::design::{ConfigError, Design};

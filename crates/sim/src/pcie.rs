@@ -9,11 +9,11 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// Wire bytes of a memory write or read request TLP beyond its payload: DLLP framing 8 + TLP header 4
-/// + 12 for a 64-bit address ([HW]).
+/// + 12 for a 64-bit address (\[HW\]).
 pub const MWR_OVERHEAD: u64 = 24;
 /// Wire bytes of a read request TLP.
 pub const MRD_BYTES: u64 = 24;
-/// Wire bytes of a completion-with-data TLP beyond its payload: 8 + 4 + 8 ([HW]).
+/// Wire bytes of a completion-with-data TLP beyond its payload: 8 + 4 + 8 (\[HW\]).
 pub const CPLD_OVERHEAD: u64 = 20;
 /// Bytes of SKIP ordered set and its interval ([HW]: "SKIP 4 B every 1538 B").
 const SKIP: (f64, f64) = (4.0, 1538.0);

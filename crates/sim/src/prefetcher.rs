@@ -1,6 +1,6 @@
 //! A core's hardware data prefetchers, the ones Ensō's pipes are built to please (Ensō §2 "chaotic memory
 //! access", §7.2.3: scattered buffers "reduce the effectiveness of hardware prefetchers (e.g., streaming
-//! prefetcher)"). Both follow [OPT] (Intel Optimization Reference Manual, "Data Prefetching", Sandy
+//! prefetcher)"). Both follow \[OPT\] (Intel Optimization Reference Manual, "Data Prefetching", Sandy
 //! Bridge and later cores, Skylake Server included):
 //!
 //! - The L1 DCU prefetcher fetches the next line into the L1 when a load is ascending to very recently

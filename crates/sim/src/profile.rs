@@ -2,17 +2,17 @@
 //! (DESIGN.md, "Simulation"). Each value carries the source it comes from; none is tuned to a figure.
 //!
 //! Sources cited below:
-//! - [P0] shRing §5 "Experimental Setup", [P1] rxBisect §6 "System Setup", [P2] nicmem §6.1,
-//!   [P3] COREC §4, [P4] Ensō §6-7 (papers/).
-//! - [HW] reference/hardware.md (PCIe model, DMA read latency, DDIO, DRAM loaded latency).
-//! - [OPT] Intel 64 and IA-32 Architectures Optimization Reference Manual (248966), Skylake Server
+//! - \[P0\] shRing §5 "Experimental Setup", \[P1\] rxBisect §6 "System Setup", \[P2\] nicmem §6.1,
+//!   \[P3\] COREC §4, \[P4\] Ensō §6-7 (papers/).
+//! - \[HW\] reference/hardware.md (PCIe model, DMA read latency, DDIO, DRAM loaded latency).
+//! - \[OPT\] Intel 64 and IA-32 Architectures Optimization Reference Manual (248966), Skylake Server
 //!   cache parameters: L1D 32 KiB 8-way 4 cycles; L2 1 MiB 16-way 14 cycles; L3 50-70 cycles.
-//! - [AGNER] Agner Fog, Instruction tables, Skylake: `LOCK CMPXCHG`/`LOCK XADD` about 18 cycles.
-//! - [C2C] AnandTech, "Sizing Up Servers: Intel's Skylake-SP Xeon versus AMD's EPYC 7000" (2017):
+//! - \[AGNER\] Agner Fog, Instruction tables, Skylake: `LOCK CMPXCHG`/`LOCK XADD` about 18 cycles.
+//! - \[C2C\] AnandTech, "Sizing Up Servers: Intel's Skylake-SP Xeon versus AMD's EPYC 7000" (2017):
 //!   core-to-core cache-line transfer on the Skylake-SP mesh about 50 ns.
-//! - [PCISPEC] PCI Express Base Specification 3.0 §2.2.6.2: 8-bit tags (256 outstanding non-posted
+//! - \[PCISPEC\] PCI Express Base Specification 3.0 §2.2.6.2: 8-bit tags (256 outstanding non-posted
 //!   requests) with Extended Tag Field Enable, which NIC drivers set.
-//! - [CX5] ConnectX-5 EN product brief (nicmem ref. [81]): up to 200 million packets per second;
+//! - \[CX5\] ConnectX-5 EN product brief (nicmem ref. \[81\]): up to 200 million packets per second;
 //!   Mellanox, "HowTo Tune Receive Buffers on Mellanox Adapter Cards": port buffer 262016 B.
 
 use serde::Serialize;

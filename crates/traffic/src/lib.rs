@@ -7,7 +7,7 @@
 //!   packet carries a [`wire::Stamp`] (after a key-value request with [`Payload::Kvs`]); [`template`]
 //!   makes each one a copy and a few patched fields.
 //! - [`kvs`]: key-value requests (wire format and client) for the `kvs` app and KVS payloads.
-//! - [`inspect`]: the summary `rxlab trace inspect` prints, including how RSS spreads a trace over N
+//! - [`inspect`](mod@inspect): the summary `rxlab trace inspect` prints, including how RSS spreads a trace over N
 //!   queues (rxBisect §3.3, Figure 4).
 //!
 //! Sizes follow `wire::frame`: a frame is named by its length including the 4-byte FCS, buffers and pcap

@@ -9,7 +9,7 @@
 //!   descriptor references it, copy the pending buffer into it, mark it valid and send it zero-copy;
 //!   otherwise send a copy of the pending buffer.
 //!
-//! Hot items are chosen by Space-Saving (the paper's reference [87]) over the request stream
+//! Hot items are chosen by Space-Saving (the paper's reference \[87\]) over the request stream
 //! ([`SpaceSaving`]). As in MICA, one core serves a key (gets and sets); the NIC reads stable buffers
 //! concurrently and completes transmissions, which is the race the reference count closes.
 //!
@@ -49,7 +49,7 @@ impl Hasher for KeyHashHasher {
 /// A map keyed by 64-bit key hashes.
 pub type KeyMap<V> = HashMap<u64, V, BuildHasherDefault<KeyHashHasher>>;
 
-/// Space-Saving (Metwally, Agrawal, El Abbadi, ICDT'05; nicmem's reference [87]): `k` counters; an
+/// Space-Saving (Metwally, Agrawal, El Abbadi, ICDT'05; nicmem's reference \[87\]): `k` counters; an
 /// unmonitored key replaces the key with the smallest count and inherits that count as its
 /// overestimate, so any key with frequency above `N/k` is monitored. The counters form a binary min-heap
 /// (the smallest count at the root), so each request costs O(log k).
