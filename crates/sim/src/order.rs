@@ -152,7 +152,7 @@ impl DeliveryCheck {
     }
 }
 
-/// log2 of the packets in flight whose flow [`WireOrder`] remembers: 16 times what the papers' largest
+/// log2 of the packets in flight whose flow [`WireOrder`] remembers: about 8 times what the papers' largest
 /// setups hold at once (16 cores x 4 Ki-entry rings and Tx rings, plus the NIC's buffer). A packet sent
 /// more than 2^20 arrivals after its own is counted in [`WireOrder::unknown`], not checked.
 const IN_FLIGHT_BITS: u32 = 20;
