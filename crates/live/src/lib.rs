@@ -4,19 +4,19 @@
 //! from the traffic layer ([`source`]), paces them, steers them with RSS and an indirection table, runs the
 //! design's device side, and receives the packets the design transmits ([`sink`]). One worker thread per
 //! core runs the app in a poll loop ([`worker`]). A run warms up, measures, stops the source, drains
-//! ([`control`]), checks the invariants of DESIGN.md and reports ([`report`]), with the time the
-//! hypervisor took from its CPUs ([`steal`]).
+//! ([`control`]), checks the invariants of DESIGN.md and reports ([`report`]), saying when its threads
+//! were off their CPUs ([`offcpu`]).
 
 pub mod control;
 pub mod feed;
 pub mod handoff;
 pub mod nic;
+pub mod offcpu;
 pub mod pin;
 pub mod report;
 pub mod run;
 pub mod sink;
 pub mod source;
-pub mod steal;
 pub mod worker;
 
 pub use nic::Pace;

@@ -3,11 +3,11 @@
 
 use crate::control::{AbortOnPanic, Control};
 use crate::nic::{NicStats, Pace, Schedule, nic_loop};
+use crate::offcpu;
 use crate::pin;
 use crate::report::{CoreReport, LiveReport};
 use crate::sink::Sink;
 use crate::source::Prebuilt;
-use crate::steal;
 use crate::worker::{WorkerStats, worker_loop};
 use apps::{AnyApp, App, AppError, AppParams};
 use ifaces::invariants::{RunCounts, check_buffers};
@@ -50,11 +50,6 @@ pub struct LiveConfig {
     /// Unmeasured time before it.
     pub warmup: Duration,
 }
-
-/// A thread off its CPU this long is worth a warning: a paced source this far behind its schedule
-/// offers its backlog as one burst, and a worker stalled this long lets a ring of a thousand 64 B
-/// packets at 10 Mpps fill. Normal iterations of either loop take well under this.
-const LAG_WARN_NS: u64 = 100_000;
 
 /// Why a live run failed.
 #[derive(Debug, thiserror::Error)]
@@ -154,7 +149,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     let flow_of: Vec<u32> = src.frames.iter().map(|f| f.flow).collect();
     let mut sink = Sink::new(flow_of, src.flows, (timing.warmup_ns, timing.end_ns), src.payload_at);
     let ctl = Control::new(cores);
-    let steal_before = steal::per_cpu();
+    let steal_before = offcpu::per_cpu();
     let epoch = Instant::now();
 
     let (nic, workers) = std::thread::scope(|s| {
@@ -184,7 +179,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     });
     let used: Vec<usize> =
         if pinned { cpus[..=cores].iter().map(|c| c.id).collect() } else { (0..cpus.len()).collect() };
-    let steal_ms = steal_before.zip(steal::per_cpu()).map(|(b, a)| steal::stolen_ms(&b, &a, used));
+    let steal_ms = steal_before.zip(offcpu::per_cpu()).map(|(b, a)| offcpu::stolen_ms(&b, &a, used));
     let nic = nic.map_err(|e| LiveError::Invariant(panic_message(&e, "NIC thread")))?;
     let workers = workers
         .into_iter()
@@ -196,26 +191,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         Pace::Max => None,
     };
     let source_lag_us = pps.map(|_| nic.max_lag_ns as f64 / 1e3);
-    if let Some(pps) = pps.filter(|_| nic.max_lag_ns > LAG_WARN_NS) {
-        warnings.push(format!(
-            "the NIC thread fell up to {:.0} us behind its schedule and then offered the backlog at full speed: \
-             the design saw bursts, not an even {:.3} Mpps",
-            nic.max_lag_ns as f64 / 1e3,
-            pps / 1e6
-        ));
-    }
-    let (stalls, stalled_ns, longest_ns) =
-        workers.iter().fold((0, 0, 0), |a, w| (a.0 + w.stalls.0, a.1 + w.stalls.1, a.2.max(w.stalls.2)));
-    if pinned && longest_ns > LAG_WARN_NS {
-        warnings.push(format!(
-            "workers were off their CPUs {stalls} times while polling, {:.2} ms in all (longest {:.0} us; the \
-             hypervisor's steal time on these CPUs: {}): packets queue meanwhile, so latency tails and drops may \
-             come from the machine, not the design",
-            stalled_ns as f64 / 1e6,
-            longest_ns as f64 / 1e3,
-            steal_ms.map_or("unknown".into(), |ms| format!("about {ms:.0} ms, in 10 ms ticks"))
-        ));
-    }
+    warnings.extend(offcpu::warnings(nic.max_lag_ns, pps, &workers, pinned, steal_ms));
     if let Some(stuck) = &nic.stuck {
         return Err(LiveError::Invariant(format!("drain: {stuck}")));
     }
