@@ -38,7 +38,7 @@ pub const META_LEN: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct BufId(pub u32);
 
-/// Who holds a buffer. Transitions (each a CAS in [`Arena::transfer`], all made by cores):
+/// Who holds a buffer. Transitions (each checked by [`Arena::transfer`], all made by cores):
 /// `Free -> Core` (allocation), `Core -> Free` (free), `Core -> Posted` (given to the device in a
 /// descriptor), `Posted -> Core` (the driver reclaimed it with the completion of the packet the device
 /// wrote into it), `Core -> Tx` (queued for transmission), `Tx -> Core` (the driver saw the transmit
@@ -124,8 +124,8 @@ struct OwnerWord(AtomicU32);
 
 // SAFETY: the arena owns its allocation. Bytes are reached only through `bytes`/`bytes_mut` by the
 // agent whose ownership the owner word records (checked with atomics on every hand-off), and through
-// `dma_write`/`dma_read`, which the device calls only for buffers it holds (a posted descriptor's,
-// checked in debug builds; a queued transmit's, always checked). Owner words are atomics.
+// `dma_write`/`dma_read`, which the device calls only for buffers it holds (a posted descriptor's or a
+// queued transmit's, checked in debug builds). Owner words are atomics.
 unsafe impl Send for Arena {}
 // SAFETY: as above: shared access is mediated by the atomic owner words.
 unsafe impl Sync for Arena {}
