@@ -49,10 +49,10 @@ pub struct NicStats {
     pub drain_ns: u64,
     /// Set if the drain did not finish in time: what was still in flight.
     pub stuck: Option<String>,
-    /// With a paced source, the furthest it fell behind its schedule, ns: after the thread was off its
+    /// With a paced source, the most packets it was behind its schedule: after the thread was off its
     /// CPU, or while it could not keep up, it offers the backlog as fast as it can, so the design sees a
     /// burst rather than the paced rate.
-    pub max_lag_ns: u64,
+    pub max_backlog: u64,
 }
 
 const RX_BATCH: usize = 32;
@@ -117,7 +117,7 @@ pub fn nic_loop<D: DeviceSide>(
             Pace::Max => RX_BATCH,
             Pace::Pps(pps) => {
                 let backlog = ((now as f64 * pps / 1e9) as u64).saturating_sub(st.offered);
-                st.max_lag_ns = st.max_lag_ns.max((backlog as f64 * 1e9 / pps) as u64);
+                st.max_backlog = st.max_backlog.max(backlog);
                 backlog.min(RX_BATCH as u64) as usize
             }
         };

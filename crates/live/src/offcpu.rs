@@ -7,7 +7,7 @@
 //! from the `steal` column of `/proc/stat`'s per-CPU lines (proc(5)). [`warnings`] turns them into the
 //! report's warnings.
 
-use crate::worker::WorkerStats;
+use crate::worker::{Stalls, WorkerStats};
 
 /// A thread off its CPU this long is worth a warning: a paced source this far behind its schedule
 /// offers its backlog as one burst, and a worker stalled this long lets a ring of a thousand 64 B
@@ -49,15 +49,14 @@ pub fn warnings(
             pps / 1e6
         ));
     }
-    let (stalls, stalled_ns, longest_ns) =
-        workers.iter().fold((0, 0, 0), |a, w| (a.0 + w.stalls.0, a.1 + w.stalls.1, a.2.max(w.stalls.2)));
-    if pinned && longest_ns > WARN_NS {
+    let Stalls { count, total_ns, max_ns } = Stalls::sum(workers.iter().map(|w| w.stalls));
+    if pinned && max_ns > WARN_NS {
         out.push(format!(
-            "workers were off their CPUs {stalls} times while polling, {:.2} ms in all (longest {:.0} us; the \
+            "workers were off their CPUs {count} times while polling, {:.2} ms in all (longest {:.0} us; the \
              hypervisor's steal time on these CPUs: {}): packets queue meanwhile, so latency tails and drops may \
              come from the machine, not the design",
-            stalled_ns as f64 / 1e6,
-            longest_ns as f64 / 1e3,
+            total_ns as f64 / 1e6,
+            max_ns as f64 / 1e3,
             steal_ms.map_or("unknown".into(), |ms| format!("about {ms:.0} ms, in 10 ms ticks"))
         ));
     }
@@ -108,7 +107,10 @@ mod tests {
 
     #[test]
     fn warnings_past_the_threshold_only() {
-        let stalled = |longest: u64| WorkerStats { stalls: (3, 2 * longest, longest), ..WorkerStats::default() };
+        let stalled = |longest: u64| WorkerStats {
+            stalls: Stalls { count: 3, total_ns: 2 * longest, max_ns: longest },
+            ..WorkerStats::default()
+        };
         assert!(warnings(WARN_NS, Some(1e6), &[stalled(WARN_NS)], true, Some(0.0)).is_empty());
         let w = warnings(WARN_NS + 1, Some(2e6), &[stalled(WARN_NS + 1)], true, None);
         assert_eq!(w.len(), 2, "{w:?}");

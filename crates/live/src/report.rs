@@ -28,7 +28,7 @@ pub struct CoreReport {
     /// Frees of buffers another core allocated.
     pub cross_core_frees: u64,
     /// Empty polls that took over 20 µs, the thread being off its CPU: how many, total and longest µs
-    /// (a lower bound of the time the worker lost; see `worker::WorkerStats::stalls`).
+    /// (a lower bound of the time the worker lost; see [`crate::worker::Stalls`]).
     pub stalls: Stalls,
     /// Driver and app counters.
     pub metrics: Metrics,
@@ -56,7 +56,11 @@ impl From<&WorkerStats> for CoreReport {
             busy_ns_per_packet: w.busy_ns as f64 / w.rx.max(1) as f64,
             allocs: w.cache.allocs,
             cross_core_frees: w.cache.cross_core_frees,
-            stalls: Stalls { count: w.stalls.0, total_us: w.stalls.1 as f64 / 1e3, max_us: w.stalls.2 as f64 / 1e3 },
+            stalls: Stalls {
+                count: w.stalls.count,
+                total_us: w.stalls.total_ns as f64 / 1e3,
+                max_us: w.stalls.max_ns as f64 / 1e3,
+            },
             metrics: w.metrics.clone(),
         }
     }

@@ -190,8 +190,10 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         Pace::Pps(pps) => Some(pps),
         Pace::Max => None,
     };
-    let source_lag_us = pps.map(|_| nic.max_lag_ns as f64 / 1e3);
-    warnings.extend(offcpu::warnings(nic.max_lag_ns, pps, &workers, pinned, steal_ms));
+    // How far behind its schedule the source fell, ns: its largest backlog at the paced rate.
+    let lag_ns = pps.map_or(0, |pps| (nic.max_backlog as f64 * 1e9 / pps) as u64);
+    let source_lag_us = pps.map(|_| lag_ns as f64 / 1e3);
+    warnings.extend(offcpu::warnings(lag_ns, pps, &workers, pinned, steal_ms));
     if let Some(stuck) = &nic.stuck {
         return Err(LiveError::Invariant(format!("drain: {stuck}")));
     }

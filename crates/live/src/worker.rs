@@ -23,10 +23,8 @@ pub struct WorkerStats {
     pub empty_polls: u64,
     /// Time spent in bursts that received packets (rx, app, tx), ns.
     pub busy_ns: u64,
-    /// Empty polls that took longer than [`STALL_NS`]: the thread was off its CPU (the hypervisor or
-    /// the kernel ran something else), as count, total ns and longest ns. A lower bound of the time the
-    /// worker lost: a stall during a burst cannot be told from work.
-    pub stalls: (u64, u64, u64),
+    /// Empty polls that took longer than [`STALL_NS`].
+    pub stalls: Stalls,
     /// Allocator counters.
     pub cache: CacheStats,
     /// The driver's and the app's counters.
@@ -35,6 +33,35 @@ pub struct WorkerStats {
 
 /// An empty poll takes well under a microsecond; one that takes this long was interrupted.
 pub const STALL_NS: u64 = 20_000;
+
+/// Empty polls that took longer than [`STALL_NS`]: the thread was off its CPU (the hypervisor or the
+/// kernel ran something else). A lower bound of the time a worker lost: a stall during a burst cannot be
+/// told from work.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stalls {
+    /// How many.
+    pub count: u64,
+    /// Their total length, ns.
+    pub total_ns: u64,
+    /// The longest, ns.
+    pub max_ns: u64,
+}
+
+impl Stalls {
+    /// Count a stall of `ns`.
+    pub fn add(&mut self, ns: u64) {
+        *self = Stalls { count: self.count + 1, total_ns: self.total_ns + ns, max_ns: self.max_ns.max(ns) };
+    }
+
+    /// Several workers' stalls together.
+    pub fn sum(all: impl IntoIterator<Item = Stalls>) -> Stalls {
+        all.into_iter().fold(Stalls::default(), |a, s| Stalls {
+            count: a.count + s.count,
+            total_ns: a.total_ns + s.total_ns,
+            max_ns: a.max_ns.max(s.max_ns),
+        })
+    }
+}
 
 /// Run one worker until the NIC thread says teardown (or abort); then release the driver's buffers.
 #[allow(clippy::too_many_arguments)]
@@ -90,7 +117,7 @@ pub fn worker_loop<D: DriverSide, A: App>(
         let now = p.now_ns();
         let took = now - started;
         if took > STALL_NS {
-            st.stalls = (st.stalls.0 + 1, st.stalls.1 + took, st.stalls.2.max(took));
+            st.stalls.add(took);
         }
         started = now;
     }
