@@ -16,8 +16,9 @@ pub const FRAME: [u8; 60] = [0x5a; 60];
 /// A design built for one core over a pool of its own: the pool, the device side and the driver side.
 type OneCore<D> = (Arc<SharedPool>, <D as Design>::Device, <D as Design>::Driver);
 
-/// Design `D` built for one core of `cfg`.
+/// Design `D` built as `cfg` says, for one core.
 fn one_core<D: Design>(cfg: &IfaceConfig) -> Result<OneCore<D>, ConfigError> {
+    let cfg = &IfaceConfig { cores: 1, ..cfg.clone() };
     let arena = Arena::new("handoff", D::buffers_needed(cfg), BufLayout::default())
         .map_err(|e| ConfigError::new("ring", e.to_string()))?;
     let pool = SharedPool::new(Arc::new(arena));
@@ -29,7 +30,6 @@ fn one_core<D: Design>(cfg: &IfaceConfig) -> Result<OneCore<D>, ConfigError> {
 /// Time `n` packets from this thread (the NIC) through design `D` to a worker thread that receives
 /// them in bursts of `cfg.burst` and frees them.
 pub fn time_design<D: Design, P: Probe + Default>(cfg: &IfaceConfig, n: u64) -> Result<Duration, ConfigError> {
-    let cfg = &IfaceConfig { cores: 1, ..cfg.clone() };
     let (pool, mut dev, mut drv) = one_core::<D>(cfg)?;
     let start = Instant::now();
     std::thread::scope(|s| {
@@ -64,7 +64,6 @@ pub fn time_one_thread<D: Design, P: Probe + Default>(
     cfg: &IfaceConfig,
     n: u64,
 ) -> Result<(Duration, Duration), ConfigError> {
-    let cfg = &IfaceConfig { cores: 1, ..cfg.clone() };
     let (pool, mut dev, mut drv) = one_core::<D>(cfg)?;
     let core = CoreCtx::new(0, cfg.cache, &pool);
     let mut p = P::default();
