@@ -456,7 +456,7 @@ pub fn run_design<D: Design, A: App>(
         dropped: c.drops.total(),
         queued: occupancy.used,
         duplicates: check.duplicates,
-        out_of_order: check.out_of_order,
+        out_of_order: check.out_of_order(),
         ordered: D::PER_FLOW_ORDER,
         examples: check.examples.clone(),
     };

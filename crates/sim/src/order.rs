@@ -5,7 +5,7 @@
 //! cheaper than hashing (flow, sequence) pairs: one bit per packet says it is resolved (delivered
 //! or dropped) and one `u32` per packet names its flow, both kept only from the oldest unresolved packet
 //! on (whole 64-packet words are released as they resolve), in rings that double when they must, plus
-//! the last delivered sequence number per flow.
+//! the last delivered sequence number per flow ([`measure::FlowOrder`]).
 //!
 //! [`WireOrder`] checks per-flow order again where the papers' receivers do (COREC §4.3): on the wire,
 //! after the app. It is a measurement, not an invariant: a design whose cores share a queue may reorder
@@ -13,8 +13,6 @@
 
 use measure::{FlowOrder, FlowOrderReport};
 
-/// `last` of a flow that has delivered nothing yet.
-const NONE: u64 = u64::MAX;
 /// Offending deliveries kept for the error message.
 const EXAMPLES: usize = 5;
 /// Packets the rings hold at first (they double when more are unresolved at once).
@@ -35,11 +33,10 @@ pub struct DeliveryCheck {
     /// Ring of the kept packets' flows: packet `s`'s at `s % flows.len()` (`64 * resolved.len()`, a
     /// power of two).
     flows: Vec<u32>,
-    last: Vec<u64>,
+    /// Per-flow order of deliveries (kept only when the design promises it).
+    order: FlowOrder,
     /// Deliveries of a packet already delivered or dropped (or never offered).
     pub duplicates: u64,
-    /// Deliveries behind a later packet of the same flow (counted only when order is promised).
-    pub out_of_order: u64,
     /// The first offences, for the error message.
     pub examples: Vec<String>,
 }
@@ -53,9 +50,8 @@ impl DeliveryCheck {
             len: 0,
             resolved: vec![0; FIRST_CAPACITY / 64],
             flows: vec![0; FIRST_CAPACITY],
-            last: vec![NONE; flows.max(1)],
+            order: FlowOrder::new(flows),
             duplicates: 0,
-            out_of_order: 0,
             examples: Vec::new(),
         }
     }
@@ -107,15 +103,14 @@ impl DeliveryCheck {
         if !self.ordered {
             return;
         }
-        let n = self.last.len();
-        let last = &mut self.last[flow as usize % n];
-        if *last != NONE && seq < *last {
-            let before = *last;
-            self.out_of_order += 1;
+        if let Some(before) = self.order.record(flow, seq) {
             self.offence(format!("flow {flow}: seq {seq} delivered after {before}"));
-        } else {
-            *last = seq;
         }
+    }
+
+    /// Deliveries behind a later packet of the same flow (counted only when order is promised).
+    pub fn out_of_order(&self) -> u64 {
+        self.order.reordered()
     }
 
     /// Mark `seq` resolved; its flow, or `None` if it was already resolved or never offered.
@@ -223,13 +218,13 @@ mod tests {
         // Flow 0 delivers 134 then 132: out of order.
         c.delivered(134);
         c.delivered(132);
-        assert_eq!(c.out_of_order, 1);
+        assert_eq!(c.out_of_order(), 1);
         assert_eq!(c.examples.len(), 3);
         let mut u = DeliveryCheck::new(2, false);
         (0..4).for_each(|s| u.offered(s, 0));
         u.delivered(2);
         u.delivered(0);
-        assert_eq!((u.out_of_order, u.duplicates), (0, 0));
+        assert_eq!((u.out_of_order(), u.duplicates), (0, 0));
     }
 
     #[test]
@@ -263,7 +258,7 @@ mod tests {
         assert_eq!((c.base, c.flows.len()), (64, 8 * FIRST_CAPACITY));
         c.dropped(70);
         (n - 4..n).for_each(|s| c.delivered(s));
-        assert_eq!((c.duplicates, c.out_of_order, c.len), (0, 0, n % 64));
+        assert_eq!((c.duplicates, c.out_of_order(), c.len), (0, 0, n % 64));
         c.delivered(70);
         c.delivered(n - 1);
         c.delivered(n);
