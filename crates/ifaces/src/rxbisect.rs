@@ -25,7 +25,7 @@ use crate::core::CoreCtx;
 use crate::cqring::{CqConsumer, CqProducer, completion_ring};
 use crate::desc::{DescPrefetch, DescRing};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
-use crate::packet::Packet;
+use crate::packet::{Packet, push_in_place};
 use crate::pool::{PoolCache, SharedPool};
 use crate::probe::{NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
@@ -326,7 +326,7 @@ impl DriverSide for RxBisectDriver {
                 polled = true;
                 if addr != 0 {
                     let id = arena.id_of(addr as usize).expect("Bx entry points outside the buffer arena");
-                    crate::packet::push_in_place(out, || slots::receive(p, core, id, len as u32));
+                    push_in_place(out, || slots::receive(p, core, id, len as u32));
                     n += 1;
                 }
                 if (ax & 0xffff_ffff) as usize == self.ax_id {
