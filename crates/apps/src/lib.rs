@@ -9,6 +9,7 @@
 pub mod cuckoo;
 pub mod dir24_8;
 pub mod echo;
+pub mod fastclick;
 pub mod flow;
 pub mod flowcache;
 pub mod fwd;
@@ -22,12 +23,14 @@ pub mod maglev;
 pub mod nat;
 pub mod params;
 pub mod pingpong;
+pub mod runtime;
 pub mod service;
 pub mod shared;
 pub mod telemetry;
 pub mod workpackage;
 
 pub use params::AppParams;
+pub use runtime::{Hosted, Runtime};
 pub use shared::Shared;
 
 use ifaces::nicmem::NicMem;

@@ -2,8 +2,9 @@
 //!
 //! An arena is one contiguous allocation of `count` buffers, `stride` bytes apart (2 KiB by default, as
 //! DPDK's mbufs; reference/hardware.md). The first cache line of each buffer is its metadata line
-//! (DPDK's mbuf header plays this role); packet data starts at [`META_LEN`]. Addresses are real, so the
-//! simulator's cache model sees the true layout.
+//! (DPDK's mbuf header plays this role), followed by the app runtime's private area, if it asked for one
+//! (the `priv_size` of DPDK's `rte_pktmbuf_pool_create`, where FastClick keeps its packet annotations);
+//! packet data follows. Addresses are real, so the simulator's cache model sees the true layout.
 //!
 //! Buffers are shared between the NIC thread and worker threads, so every hand-off goes through the
 //! buffer's [`Owner`] word. The owner words are rxlab's checking, not part of any design (the probe never
@@ -72,28 +73,43 @@ impl Owner {
 pub struct BufLayout {
     /// Distance between buffer starts in bytes (a multiple of 64).
     pub stride: usize,
+    /// Bytes of the private area between the metadata line and the data (a multiple of 64): DPDK's
+    /// mbuf `priv_size`, which an app runtime sizes for its per-packet state.
+    pub priv_len: usize,
 }
 
 impl Default for BufLayout {
-    /// 2 KiB apart, as DPDK's default mbufs.
+    /// 2 KiB apart, as DPDK's default mbufs, with no private area.
     fn default() -> Self {
-        BufLayout { stride: 2048 }
+        BufLayout { stride: 2048, priv_len: 0 }
     }
 }
 
 impl BufLayout {
+    /// Offset of the first data byte from the buffer's start.
+    pub fn data_offset(&self) -> usize {
+        META_LEN + self.priv_len
+    }
+
     /// Packet bytes a buffer can hold.
     pub fn data_room(&self) -> usize {
-        self.stride - META_LEN
+        self.stride - self.data_offset()
     }
 }
 
 /// Why an arena cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArenaError {
-    /// The stride is not a multiple of 64 or leaves no data room.
-    #[error("buffer stride {0} B must be a multiple of 64 and larger than {META_LEN}")]
-    Stride(usize),
+    /// The stride or the private area is not a multiple of 64, or they leave no data room.
+    #[error(
+        "buffer stride {stride} B and private area {priv_len} B must be multiples of 64 that leave data room after the {META_LEN} B metadata line"
+    )]
+    Stride {
+        /// The stride asked for.
+        stride: usize,
+        /// The private area asked for.
+        priv_len: usize,
+    },
     /// The arena would need more memory than can be allocated.
     #[error("cannot allocate {count} buffers of {stride} B")]
     Alloc {
@@ -139,8 +155,9 @@ impl fmt::Debug for Arena {
 impl Arena {
     /// Allocate `count` zeroed buffers, all [`Owner::Free`], page-aligned.
     pub fn new(name: &'static str, count: u32, layout: BufLayout) -> Result<Arena, ArenaError> {
-        if !layout.stride.is_multiple_of(64) || layout.stride <= META_LEN {
-            return Err(ArenaError::Stride(layout.stride));
+        let BufLayout { stride, priv_len } = layout;
+        if !stride.is_multiple_of(64) || !priv_len.is_multiple_of(64) || stride <= META_LEN + priv_len {
+            return Err(ArenaError::Stride { stride, priv_len });
         }
         let alloc_err = ArenaError::Alloc { count: count as usize, stride: layout.stride };
         let size = (count.max(1) as usize).checked_mul(layout.stride).ok_or(alloc_err.clone())?;
@@ -197,15 +214,21 @@ impl Arena {
         self.base_addr() + id.0 as usize * self.layout.stride
     }
 
+    /// Address of the private area of buffer `id` ([`BufLayout::priv_len`] bytes).
+    #[inline]
+    pub fn priv_addr(&self, id: BufId) -> usize {
+        self.meta_addr(id) + META_LEN
+    }
+
     /// Address of the first data byte of buffer `id` (what a descriptor carries).
     #[inline]
     pub fn data_addr(&self, id: BufId) -> usize {
-        self.meta_addr(id) + META_LEN
+        self.meta_addr(id) + self.layout.data_offset()
     }
 
     /// The buffer whose data starts at `addr`, if `addr` is one (descriptor validation).
     pub fn id_of(&self, addr: usize) -> Option<BufId> {
-        let off = addr.checked_sub(self.base_addr() + META_LEN)?;
+        let off = addr.checked_sub(self.base_addr() + self.layout.data_offset())?;
         let (index, aligned) = match self.stride_shift {
             Some(s) => (off >> s, off & (self.layout.stride - 1) == 0),
             None => (off / self.layout.stride, off % self.layout.stride == 0),
@@ -361,11 +384,20 @@ mod tests {
         assert_eq!(a.id_of(a.data_addr(BufId(3)) + 1), None);
         assert_eq!(a.id_of(a.base_addr() + 4 * 2048 + META_LEN), None);
         assert_eq!(a.census(), [4, 0, 0, 0]);
-        assert!(Arena::new("t", 1, BufLayout { stride: 100 }).is_err());
+        assert!(Arena::new("t", 1, BufLayout { stride: 100, priv_len: 0 }).is_err());
+        assert!(Arena::new("t", 1, BufLayout { stride: 2048, priv_len: 96 }).is_err());
+        assert!(Arena::new("t", 1, BufLayout { stride: 2048, priv_len: 1984 }).is_err());
         // A stride that is not a power of two divides instead of shifting, to the same answers.
-        let odd = Arena::new("t", 4, BufLayout { stride: 1536 }).unwrap();
+        let odd = Arena::new("t", 4, BufLayout { stride: 1536, priv_len: 0 }).unwrap();
         assert_eq!(odd.id_of(odd.data_addr(BufId(3))), Some(BufId(3)));
         assert_eq!(odd.id_of(odd.data_addr(BufId(3)) + 64), None);
+        // A private area sits between the metadata line and the data, and shrinks the data room.
+        let l = BufLayout { stride: 2048, priv_len: 128 };
+        let p = Arena::new("t", 4, l).unwrap();
+        assert_eq!(p.priv_addr(BufId(2)), p.meta_addr(BufId(2)) + META_LEN);
+        assert_eq!(p.data_addr(BufId(2)), p.priv_addr(BufId(2)) + 128);
+        assert_eq!(p.id_of(p.data_addr(BufId(2))), Some(BufId(2)));
+        assert_eq!(l.data_room(), 2048 - 64 - 128);
     }
 
     #[test]

@@ -171,6 +171,9 @@ pub struct IfaceConfig {
     /// ([`crate::cqring::MiniCqe`]; rxBisect §4.3 cites it [32, 33]). Off, as in the papers' setups,
     /// which do not mention it.
     pub cqe_compress: bool,
+    /// What drivers do with packets their Tx ring has no room for: drop them (DPDK's sample apps) or
+    /// leave them to the caller to retry (FastClick's blocking `ToDPDKDevice`); set by the app runtime.
+    pub tx_full: crate::txring::TxFull,
 }
 
 impl Default for IfaceConfig {
@@ -196,6 +199,7 @@ impl Default for IfaceConfig {
             enso: crate::enso::EnsoConfig::default(),
             nicmem: crate::nicmem::NicMemConfig::default(),
             cqe_compress: false,
+            tx_full: crate::txring::TxFull::Drop,
         }
     }
 }
@@ -287,8 +291,9 @@ pub trait DriverSide: Send {
     /// Receive up to `max` packets into `out` (appending); returns how many.
     fn rx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, out: &mut Vec<Packet<'c>>, max: usize) -> usize;
 
-    /// Transmit `pkts` (draining the vector); packets that cannot be queued are freed. Returns how many
-    /// were queued.
+    /// Transmit `pkts`, taking them from the front; packets that cannot be queued are freed, or, with
+    /// [`IfaceConfig::tx_full`] `Wait`, stay in `pkts` for the caller to retry. Returns how many were
+    /// queued.
     fn tx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, pkts: &mut Vec<Packet<'c>>) -> usize;
 
     /// Release every buffer this driver still has posted to the device (end of run, after draining), so

@@ -53,3 +53,4 @@ pub use probe::{Access, NoProbe, Phase, Probe};
 pub use ringsize::RingSize;
 pub use rxbisect::{AxPolicy, RxBisect};
 pub use shring::{arr::RxArr, batched::BatchedRxList, dynamic::Dynamic, list::RxList};
+pub use txring::TxFull;

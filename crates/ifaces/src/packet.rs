@@ -134,6 +134,16 @@ impl<'c> Packet<'c> {
         }
     }
 
+    /// Address of the buffer's private area (DPDK's mbuf private data, [`crate::BufLayout::priv_len`]
+    /// bytes, where an app runtime keeps per-packet state), or `None` for lent memory, which has none.
+    #[inline]
+    pub fn priv_addr(&self) -> Option<usize> {
+        match self.backing {
+            Backing::Buf(id) => Some(self.core.arena().priv_addr(id)),
+            Backing::Lent(_) => None,
+        }
+    }
+
     /// Bytes the first segment can hold.
     pub fn capacity(&self) -> usize {
         self.cap as usize

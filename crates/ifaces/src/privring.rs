@@ -158,7 +158,7 @@ impl Design for PrivRing {
 
     fn build(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<(PrivRingDevice, Vec<PrivRingDriver>), ConfigError> {
         cfg.validate_common()?;
-        let (tx, tx_drivers) = TxSet::new(cfg.cores, cfg.tx_ring, cfg.prefetch);
+        let (tx, tx_drivers) = TxSet::new(cfg.cores, cfg.tx_ring, cfg.prefetch, cfg.tx_full);
         let mut queues = Vec::with_capacity(cfg.cores);
         let mut drivers = Vec::with_capacity(cfg.cores);
         for (core, tx) in tx_drivers.into_iter().enumerate() {

@@ -1,7 +1,9 @@
 //! Transmit rings, shared by the designs that do not change the transmit side (privRing, shRing,
 //! rxBisect and COREC all keep per-core Tx rings; rxBisect §4: "RxBisect does not modify the Tx side").
 //!
-//! Software writes a 16-byte descriptor per packet and rings the tail doorbell once per burst. The device
+//! Software writes a 16-byte descriptor per packet and rings the tail doorbell once per burst; packets that
+//! find the ring full are dropped or left to the caller, as [`TxFull`] says (DPDK's `rte_eth_tx_burst`
+//! queues what fits and returns the rest to the caller, who frees or retries them). The device
 //! reads descriptors (with the same prefetch cache as receive), DMA-reads the packet and puts it on the
 //! wire. It reports progress only for descriptors software asked about: DPDK drivers request a
 //! completion on every 32nd descriptor (mlx5's `MLX5_TX_COMP_THRESH` 32; Intel's RS bit every
@@ -21,6 +23,18 @@ use crate::sync::{Arc, AtomicU32, Ordering};
 /// default `tx_rs_thresh`, both 32.
 pub const TX_COMPLETION_EVERY: u32 = 32;
 
+/// What a driver does with the packets of a burst its Tx ring has no room for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TxFull {
+    /// Free them and count them (`tx_full_drops`), as DPDK's sample apps (l3fwd) do with what
+    /// `rte_eth_tx_burst` did not take.
+    #[default]
+    Drop,
+    /// Leave them in the burst for the caller to retry once the device has sent some: FastClick's
+    /// `ToDPDKDevice(BLOCKING true)`, which the papers' NFs run (nicmem artifact, fig8/nat.x.1.npf).
+    Wait,
+}
+
 /// Head write-back word, in its own cache line.
 #[derive(Debug, Default)]
 #[repr(align(64))]
@@ -36,13 +50,13 @@ struct TxShared {
     completion_every: u32,
 }
 
-/// Build one Tx ring; returns its device and driver halves.
-pub fn tx_ring(size: RingSize, prefetch: PrefetchParams) -> (TxDevice, TxDriver) {
+/// Build one Tx ring whose driver treats a full ring as `full` says; returns its device and driver halves.
+pub fn tx_ring(size: RingSize, prefetch: PrefetchParams, full: TxFull) -> (TxDevice, TxDriver) {
     let completion_every = TX_COMPLETION_EVERY.min(size.get() / 2).max(1);
     let shared = Arc::new(TxShared { ring: DescRing::new(size), head: HeadWriteBack::default(), completion_every });
     (
         TxDevice { shared: shared.clone(), head: 0, prefetch: DescPrefetch::new(prefetch) },
-        TxDriver { shared, tail: 0, reclaimed: 0, shadow: vec![BufId(0); size.len()], full_drops: 0 },
+        TxDriver { shared, tail: 0, reclaimed: 0, shadow: vec![BufId(0); size.len()], full, full_drops: 0 },
     )
 }
 
@@ -53,6 +67,7 @@ pub struct TxDriver {
     tail: u32,
     reclaimed: u32,
     shadow: Vec<BufId>,
+    full: TxFull,
     full_drops: u64,
 }
 
@@ -80,19 +95,21 @@ impl TxDriver {
         }
     }
 
-    /// Queue `pkts` for transmission (draining the vector) and ring the doorbell once. Packets that do not
-    /// fit are freed and counted. Returns the number queued.
+    /// Queue `pkts` for transmission and ring the doorbell once. Packets that do not fit are freed and
+    /// counted ([`TxFull::Drop`]) or stay in `pkts`, in order ([`TxFull::Wait`]). Returns the number queued.
     pub fn send<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, pkts: &mut Vec<Packet<'c>>) -> usize {
         in_phase(p, Phase::Tx, |p| {
             self.reclaim(p, core);
             let size = self.shared.ring.size();
+            let room = size.get() - self.tail.wrapping_sub(self.reclaimed);
+            let fits = pkts.len().min(room as usize);
+            if self.full == TxFull::Drop {
+                self.full_drops += (pkts.len() - fits) as u64;
+                pkts.truncate(fits);
+            }
             let arena = core.arena();
             let mut sent = 0;
-            for pkt in pkts.drain(..) {
-                if self.tail.wrapping_sub(self.reclaimed) >= size.get() {
-                    self.full_drops += 1;
-                    continue;
-                }
+            for pkt in pkts.drain(..fits) {
                 let Parts { backing: Backing::Buf(id), len, tail: None, .. } = pkt.into_parts() else {
                     panic!("a Tx ring sends single pool buffers; this design lent memory it must send itself")
                 };

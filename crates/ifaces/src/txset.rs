@@ -5,7 +5,7 @@ use crate::arena::Arena;
 use crate::desc::PrefetchParams;
 use crate::probe::Probe;
 use crate::ringsize::RingSize;
-use crate::txring::{TxDevice, TxDriver, tx_ring};
+use crate::txring::{TxDevice, TxDriver, TxFull, tx_ring};
 
 /// Every core's Tx ring as the NIC sees them.
 #[derive(Debug)]
@@ -16,8 +16,8 @@ pub struct TxSet {
 
 impl TxSet {
     /// One Tx ring per core; returns the device's set and each core's driver half.
-    pub fn new(cores: usize, size: RingSize, prefetch: PrefetchParams) -> (TxSet, Vec<TxDriver>) {
-        let (rings, drivers) = (0..cores).map(|_| tx_ring(size, prefetch)).unzip();
+    pub fn new(cores: usize, size: RingSize, prefetch: PrefetchParams, full: TxFull) -> (TxSet, Vec<TxDriver>) {
+        let (rings, drivers) = (0..cores).map(|_| tx_ring(size, prefetch, full)).unzip();
         (TxSet { rings, next: 0 }, drivers)
     }
 

@@ -91,6 +91,11 @@ pub struct Params {
     /// experiment's, a key given again replacing the earlier value.
     #[arg(long)]
     pub app_params: Option<String>,
+    /// The software the app runs in: `native` (its own code over the burst API, as DPDK's sample apps)
+    /// or `fastclick` (the papers' FastClick graph of nat, lb or workpackage, with FastClick's
+    /// per-packet work, annotations and blocking transmit) [default: native].
+    #[arg(long)]
+    pub runtime: Option<String>,
     /// Worker cores [default: 1].
     #[arg(long)]
     pub cores: Option<usize>,
@@ -271,6 +276,7 @@ impl Params {
             iface: Some("privring".into()),
             app: Some("echo".into()),
             app_params: Some(String::new()),
+            runtime: Some("native".into()),
             cores: Some(1),
             ring: q("1024"),
             tx_ring: q("1024"),

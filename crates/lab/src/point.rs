@@ -173,6 +173,7 @@ pub fn build(p: &Params) -> Result<Config> {
     let warmup = duration(&p.warmup, "warmup")?;
     let rate = text(&p.rate, "rate")?;
     let payload = payload(p, cores)?;
+    let runtime = apps::Runtime::parse(get(&p.runtime, "runtime")?).map_err(|e| anyhow!("invalid --runtime: {e}"))?;
     match get(&p.engine, "engine")? {
         Engine::Live => {
             let parsed: Option<Rate> = (rate != "max").then(|| flag("rate", rate.parse())).transpose()?;
@@ -192,6 +193,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 iface: iface(p)?,
                 app,
                 app_params: app_params(p, &payload)?,
+                runtime,
                 traffic,
                 pace,
                 ensogen: p.ensogen.unwrap_or(false),
@@ -213,6 +215,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 design,
                 app,
                 app_params: app_params(p, &payload)?,
+                runtime,
                 traffic: gen_config(p, flag("rate", rate.parse())?, cores, &payload)?,
                 arrivals: match get(&p.arrivals, "arrivals")? {
                     Arrivals::Paced => sim::Arrivals::Paced,

@@ -9,7 +9,7 @@ use crate::report::{CoreReport, LiveReport};
 use crate::sink::Sink;
 use crate::source::Prebuilt;
 use crate::worker::{WorkerStats, worker_loop};
-use apps::{AnyApp, App, AppError, AppParams};
+use apps::{App, AppError, AppParams, Hosted, Runtime};
 use ifaces::invariants::{RunCounts, check_buffers};
 use ifaces::{Arena, ConfigError, Design, DeviceSide, IfaceConfig, NoProbe, SharedPool};
 use measure::Throughput;
@@ -39,6 +39,8 @@ pub struct LiveConfig {
     pub app: String,
     /// App parameters.
     pub app_params: AppParams,
+    /// The software the app runs in.
+    pub runtime: Runtime,
     /// Packet source.
     pub traffic: Traffic,
     /// Offered rate.
@@ -101,6 +103,8 @@ fn check_options(cfg: &LiveConfig) -> Result<(), LiveError> {
 pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> {
     check_options(cfg)?;
     cfg.iface.validate_common()?;
+    let mut iface = cfg.iface.clone();
+    cfg.runtime.configure(&mut iface);
     let mut src = match &cfg.traffic {
         Traffic::Generate(g) => Prebuilt::generate(g).map_err(LiveError::Traffic)?,
         Traffic::Pcap(path) => Prebuilt::from_trace(Trace::read(path)?),
@@ -111,19 +115,19 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     if cfg.ensogen {
         src.use_ensogen().map_err(|e| LiveError::Option { option: "ensogen", message: e.to_string() })?;
     }
-    let room = cfg.iface.layout.data_room();
+    let room = iface.layout.data_room();
     if src.max_len() > room {
         return Err(LiveError::Option {
             option: "size",
             message: format!("frames of {} B do not fit {room} B buffers", src.max_len()),
         });
     }
-    let arena = Arena::new("host", D::buffers_needed(&cfg.iface), cfg.iface.layout)
+    let arena = Arena::new("host", D::buffers_needed(&iface), iface.layout)
         .map_err(|e| LiveError::Option { option: "ring", message: e.to_string() })?;
     let pool = SharedPool::new(Arc::new(arena));
-    let (mut device, mut drivers) = D::build(&cfg.iface, &pool)?;
-    let cores = cfg.iface.cores;
-    let mut apps = AnyApp::for_cores(&cfg.app, &cfg.app_params, cores).map_err(LiveError::App)?;
+    let (mut device, mut drivers) = D::build(&iface, &pool)?;
+    let cores = iface.cores;
+    let mut apps = Hosted::for_cores(&cfg.app, &cfg.app_params, cores, cfg.runtime).map_err(LiveError::App)?;
     for app in &mut apps {
         app.bind_nicmem(device.nicmem()).map_err(LiveError::App)?;
     }
@@ -160,8 +164,8 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
             .map(|(i, (driver, app))| {
                 let (ctl, pool) = (&ctl, &pool);
                 let cpu = pinned.then(|| cpus[i + 1]);
-                let burst = cfg.iface.burst;
-                let cache = cfg.iface.cache;
+                let burst = iface.burst;
+                let cache = iface.cache;
                 s.spawn(move || {
                     let _guard = AbortOnPanic(ctl);
                     pin::pin(cpu);
@@ -207,8 +211,8 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         design: D::NAME.to_string(),
         app: cfg.app.clone(),
         cores,
-        ring: cfg.iface.ring.get(),
-        burst: cfg.iface.burst,
+        ring: iface.ring.get(),
+        burst: iface.burst,
         frame_len: src.mean_frame_len(),
         seconds,
         offered: rate(nic.window_offered, nic.window_offered_bytes),

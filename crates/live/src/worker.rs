@@ -90,6 +90,11 @@ pub fn worker_loop<D: DriverSide, A: App>(
             st.rx += n as u64;
             app.process(&mut p, &core, &mut rx, &mut tx);
             st.tx += driver.tx_burst(&mut p, &core, &mut tx) as u64;
+            // A blocking transmit (the runtime's `TxFull::Wait`) spins until the NIC thread makes room.
+            while !tx.is_empty() && !ctl.aborted() {
+                std::hint::spin_loop();
+                st.tx += driver.tx_burst(&mut p, &core, &mut tx) as u64;
+            }
             let now = p.now_ns();
             st.busy_ns += now - started;
             started = now;

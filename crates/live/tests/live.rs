@@ -12,6 +12,7 @@ fn config(cores: usize, pace: Pace) -> LiveConfig {
         iface: IfaceConfig { cores, ring: RingSize::new(256).unwrap(), ..IfaceConfig::default() },
         app: "echo".into(),
         app_params: AppParams::new(),
+        runtime: apps::Runtime::Native,
         traffic: Traffic::Generate(GenConfig { flows: 32, ..GenConfig::default() }),
         pace,
         ensogen: false,

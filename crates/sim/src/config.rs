@@ -29,6 +29,8 @@ pub struct SimConfig {
     pub app: String,
     /// App parameters (`key=value,...` on the command line).
     pub app_params: apps::AppParams,
+    /// The software the app runs in (`--runtime`): its own code, or a FastClick graph.
+    pub runtime: apps::Runtime,
     /// The offered traffic.
     pub traffic: GenConfig,
     /// Arrival process.
@@ -51,6 +53,7 @@ impl Default for SimConfig {
             design: "privring".into(),
             app: "echo".into(),
             app_params: apps::AppParams::new(),
+            runtime: apps::Runtime::Native,
             traffic: GenConfig::default(),
             arrivals: Arrivals::Paced,
             duration_ps: 1_000_000_000,

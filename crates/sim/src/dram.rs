@@ -1,9 +1,10 @@
 //! DRAM: loaded latency as a function of utilisation over a sliding window, and byte counters from
 //! which memory bandwidth is reported as Intel PCM would (reference/hardware.md, "DRAM loaded latency").
 //!
-//! Utilisation is the bytes moved in the last [`WINDOW_PS`] divided by what the peak bandwidth moves in
-//! that time. Latency is interpolated on the profile's curve; offered load above the peak is queued, so
-//! the excess adds the time the backlog takes to drain at peak bandwidth.
+//! Utilisation is the bytes moved in the last [`WINDOW_PS`] divided by what the sustained maximum
+//! bandwidth ([`DramParams::max_gbs`]) moves in that time. Latency is interpolated on the profile's
+//! curve; offered load above the maximum is queued, so the excess adds the time the backlog takes to
+//! drain at that bandwidth.
 
 use crate::profile::DramParams;
 
@@ -18,7 +19,7 @@ pub const WINDOW_PS: u64 = BUCKET_PS * BUCKETS as u64;
 #[derive(Debug, Clone)]
 pub struct Dram {
     curve: Vec<(f64, f64)>,
-    /// Bytes per ps at peak.
+    /// Bytes per ps at the sustained maximum (the curve's utilisation 1).
     peak_bpps: f64,
     /// Bytes per bucket, and the bucket number each slot currently holds.
     buckets: [(u64, u64); BUCKETS],
@@ -35,7 +36,7 @@ impl Dram {
     pub fn new(p: &DramParams) -> Dram {
         Dram {
             curve: p.curve.clone(),
-            peak_bpps: p.peak_gbs * 1e9 / 1e12,
+            peak_bpps: p.max_gbs() * 1e9 / 1e12,
             buckets: [(0, 0); BUCKETS],
             read_bytes: 0,
             write_bytes: 0,
@@ -66,7 +67,8 @@ impl Dram {
         slot.0 += bytes;
     }
 
-    /// Utilisation of the peak over the window ending at `now_ps` (may exceed 1 under overload).
+    /// Utilisation of the sustained maximum over the window ending at `now_ps` (may exceed 1 under
+    /// overload).
     pub fn utilisation(&self, now_ps: u64) -> f64 {
         let b = now_ps / BUCKET_PS;
         let live: u64 =
@@ -115,8 +117,8 @@ mod tests {
         let p = Profile::r640_silver4216();
         let mut d = Dram::new(&p.dram);
         assert_eq!(d.latency_ps(0), 79_500);
-        // 76.8 GB/s peak: half of it over one window is 0.5 utilisation.
-        let bytes = (76.8e9 * 0.5 * WINDOW_PS as f64 / 1e12) as u64;
+        // Half of the sustained maximum over one window is 0.5 utilisation.
+        let bytes = (p.dram.max_gbs() * 1e9 * 0.5 * WINDOW_PS as f64 / 1e12) as u64;
         for i in 0..BUCKETS as u64 {
             d.transfer(i * BUCKET_PS, bytes / BUCKETS as u64, false);
         }
@@ -134,7 +136,7 @@ mod tests {
     fn overload_queues() {
         let p = Profile::r640_silver4216();
         let mut d = Dram::new(&p.dram);
-        let bytes = (76.8e9 * 2.0 * WINDOW_PS as f64 / 1e12) as u64;
+        let bytes = (p.dram.max_gbs() * 1e9 * 2.0 * WINDOW_PS as f64 / 1e12) as u64;
         d.transfer(WINDOW_PS - 1, bytes, false);
         assert!(d.latency_ps(WINDOW_PS - 1) > 260_000 + WINDOW_PS / 2);
     }

@@ -67,6 +67,9 @@ struct CoreState<'c> {
     scheduled: Option<u64>,
     /// Set while the core idles: (start of the empty poll, its length).
     idle: Option<(u64, u64)>,
+    /// Set while the core spins on a full Tx ring (a blocking transmit, [`ifaces::TxFull::Wait`]):
+    /// when its last try ended.
+    blocked: Option<u64>,
 }
 
 /// The packet the receive pipeline will deliver next.
@@ -108,6 +111,11 @@ impl Counters {
                 *b += p;
             }
         }
+    }
+
+    /// Count a core's spin on a full Tx ring from `from` to `to` as transmit time, within the window.
+    fn spin(&mut self, win: &Window, from: u64, to: u64) {
+        self.busy_ps[Phase::Tx as usize] += win.overlap(from, to);
     }
 }
 
@@ -176,6 +184,7 @@ pub fn run_design<D: Design, A: App>(
     assert_eq!(apps.len(), cores, "one app per core");
     let mut iface = cfg.iface.clone();
     iface.prefetch.batch = profile.nic.prefetch;
+    cfg.runtime.configure(&mut iface);
     let arena = Arc::new(Arena::new("sim", D::buffers_needed(&iface), iface.layout).map_err(SimError::Arena)?);
     let pool = SharedPool::new(arena.clone());
     let (mut device, mut drivers) = D::build(&iface, &pool)?;
@@ -207,6 +216,7 @@ pub fn run_design<D: Design, A: App>(
             tx: Vec::with_capacity(iface.burst),
             scheduled: None,
             idle: None,
+            blocked: None,
         })
         .collect();
 
@@ -365,6 +375,16 @@ pub fn run_design<D: Design, A: App>(
                     let at = nic.tx_free;
                     schedule_tx(&mut q, &mut nic, at);
                 }
+                // Cores spinning on a full Tx ring try again once the NIC has sent (and perhaps written
+                // back its progress); the spin until then was busy time.
+                for (i, st) in core_state.iter_mut().enumerate() {
+                    if let Some(since) = st.blocked.take() {
+                        let retry = end.max(since);
+                        c.spin(&win, since, retry);
+                        st.scheduled = Some(retry);
+                        q.push(retry, Event::CoreTx(i as u16));
+                    }
+                }
             }
             Event::Core(i) => {
                 let i = usize::from(i);
@@ -429,6 +449,17 @@ pub fn run_design<D: Design, A: App>(
                 c.charge(&win, t, &step);
                 if queued > 0 {
                     schedule_tx(&mut q, &mut nic, step.doorbell_at.unwrap_or(step.end).max(t));
+                }
+                if !st.tx.is_empty() {
+                    // The ring was full and the runtime waits (FastClick's blocking ToDPDKDevice): the
+                    // core spins until the NIC's next transmit run wakes it.
+                    st.scheduled = None;
+                    st.blocked = Some(step.end.max(t + 1));
+                    if nic.tx_wake.is_none() {
+                        let at = nic.tx_free.max(t);
+                        schedule_tx(&mut q, &mut nic, at);
+                    }
+                    continue;
                 }
                 let next = step.end.max(t + 1);
                 st.scheduled = Some(next);

@@ -40,7 +40,7 @@ pub use probe::SimProbe;
 pub use profile::{PROFILE_NAMES, Profile, ProfileError};
 pub use report::SimReport;
 
-use apps::AnyApp;
+use apps::Hosted;
 
 /// The profile a run uses: the named one with the run's DDIO override applied.
 pub fn resolve_profile(cfg: &SimConfig) -> Result<Profile, SimError> {
@@ -56,6 +56,6 @@ pub fn resolve_profile(cfg: &SimConfig) -> Result<Profile, SimError> {
 pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
     let profile = resolve_profile(cfg)?;
     ifaces::with_design!(&cfg.design, D => <D as ifaces::Design>::NAME)?;
-    let apps = AnyApp::for_cores(&cfg.app, &cfg.app_params, cfg.iface.cores)?;
+    let apps = Hosted::for_cores(&cfg.app, &cfg.app_params, cfg.iface.cores, cfg.runtime)?;
     ifaces::with_design!(&cfg.design, D => run_design::<D, _>(cfg, &profile, apps))?
 }

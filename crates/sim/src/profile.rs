@@ -68,8 +68,19 @@ pub struct CpuParams {
 pub struct DramParams {
     /// Theoretical peak bandwidth in GB/s (channels x MT/s x 8 B).
     pub peak_gbs: f64,
-    /// Loaded-latency curve: (utilisation of peak, latency in ns), increasing in utilisation.
+    /// Share of the theoretical peak that memory sustains at most: the bandwidth at which the loaded-
+    /// latency curve reaches utilisation 1.
+    pub sustained: f64,
+    /// Loaded-latency curve: (utilisation of the sustained maximum, latency in ns), increasing in
+    /// utilisation.
     pub curve: Vec<(f64, f64)>,
+}
+
+impl DramParams {
+    /// The most bandwidth memory sustains, GB/s: utilisation 1 of the curve.
+    pub fn max_gbs(&self) -> f64 {
+        self.peak_gbs * self.sustained
+    }
 }
 
 /// The NIC's PCIe attachment.
@@ -95,7 +106,9 @@ pub struct PcieParams {
     pub read_base_ns: f64,
     /// DMA read latency per byte, ns.
     pub read_per_byte_ns: f64,
-    /// Outstanding DMA read requests per link.
+    /// Outstanding DMA read requests the NIC keeps per link: the concurrency of its DMA engines (at most
+    /// the PCIe tag limit). A read longer than the MRRS is several requests, each holding a slot until
+    /// its completion arrives, so reads that DRAM serves slowly throttle the NIC (shRing §2.3).
     pub max_reads: usize,
 }
 
@@ -152,6 +165,12 @@ pub enum ProfileError {
 /// Names accepted by [`Profile::by_name`].
 pub const PROFILE_NAMES: &[&str] = &["r640-silver4216", "i9-9960x-enso", "silver4110-xl710", "this-machine"];
 
+/// The share of its theoretical peak that the MLC system of [`mlc_curve`] sustained: 225.9 GB/s measured
+/// ([HW], the curve's utilisation 1) on two Xeon Platinum 8269CY with six channels of DDR4-2933 each,
+/// 2 x 6 x 23.47 = 281.6 GB/s theoretical. The curve's utilisation is of that measured maximum, so a
+/// profile's curve starts climbing at the same share of its own theoretical peak.
+const MLC_SUSTAINED: f64 = 225.9 / 281.6;
+
 /// DRAM loaded latency, Intel MLC on a Cascade Lake Xeon ([HW], "DRAM loaded latency"); the top point
 /// is the table's "~260 ns" at full utilisation.
 fn mlc_curve() -> Vec<(f64, f64)> {
@@ -192,8 +211,21 @@ fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize) ->
     }
 }
 
-/// PCIe Gen3 with pcie-model's defaults (MPS 256, MRRS 512) and pcie-bench's DMA read latency.
-fn gen3(lanes: u32, links: u32) -> PcieParams {
+/// Outstanding non-posted requests a PCIe function may have: 8-bit tags with Extended Tag Field Enable,
+/// which NIC drivers set ([PCISPEC]).
+const PCIE_TAGS: usize = 256;
+
+/// Read requests a ConnectX-5's DMA engines keep in flight per link. No datasheet gives it; the anchor
+/// is shRing §2.3 ([P0]): privRing's mean PCIe read latency of 1.45 us "is enough to saturate the DMA
+/// engines within the NIC". At 100 Gbps of 1500 B packets a NIC reads 8.13 M frames/s of 1514 B, three
+/// 512 B requests each, and descriptors eight to a request for receive and transmit (a quarter request
+/// per packet): 26.4 M requests/s, which at 1.45 us each keep 38.3 in flight. Calibrated once from that
+/// statement; every read latency and throughput the model then gives is a prediction.
+const CX5_READS: usize = 39;
+
+/// PCIe Gen3 with pcie-model's defaults (MPS 256, MRRS 512) and pcie-bench's DMA read latency, for a NIC
+/// keeping `max_reads` read requests in flight per link.
+fn gen3(lanes: u32, links: u32, max_reads: usize) -> PcieParams {
     PcieParams {
         // source: [HW] Gen3 8 GT/s, 128b/130b.
         gts: 8.0,
@@ -210,8 +242,7 @@ fn gen3(lanes: u32, links: u32) -> PcieParams {
         // source: [HW] pcie-bench DMA read latency, about 540 ns + 0.29 ns/B.
         read_base_ns: 540.0,
         read_per_byte_ns: 0.29,
-        // source: [PCISPEC] 256 tags per link.
-        max_reads: 256,
+        max_reads,
     }
 }
 
@@ -238,10 +269,11 @@ impl Profile {
             dram: DramParams {
                 // source: [HW] DDR4-2400 (the CPU's limit), 4 channels populated (4 x 16 GiB): 76.8 GB/s.
                 peak_gbs: 76.8,
+                sustained: MLC_SUSTAINED,
                 curve: mlc_curve(),
             },
-            // source: [P0] two ConnectX-5, each on PCIe Gen3 x16 ([CX5]).
-            pcie: gen3(16, 2),
+            // source: [P0] two ConnectX-5, each on PCIe Gen3 x16 ([CX5]); read concurrency: `CX5_READS`.
+            pcie: gen3(16, 2, CX5_READS),
             nic: NicParams {
                 // source: [P0] two 100 GbE NICs, 200 Gbps offered.
                 ports: 2,
@@ -269,10 +301,12 @@ impl Profile {
             dram: DramParams {
                 // source: Intel ARK, Core i9-9960X: 4 channels DDR4-2666, 85.3 GB/s.
                 peak_gbs: 85.3,
+                sustained: MLC_SUSTAINED,
                 curve: mlc_curve(),
             },
-            // source: [P4] Stratix 10 MX FPGA NIC on PCIe 3.0 x16.
-            pcie: gen3(16, 1),
+            // source: [P4] Stratix 10 MX FPGA NIC on PCIe 3.0 x16; no figure for its DMA engines' read
+            // concurrency, so the PCIe tag limit ([PCISPEC]) stands in.
+            pcie: gen3(16, 1, PCIE_TAGS),
             nic: NicParams {
                 // source: [P4] 100 Gb Ethernet.
                 ports: 1,
@@ -300,10 +334,12 @@ impl Profile {
             dram: DramParams {
                 // source: [HW] Silver 4110, DDR4-2400, 6 channels: 115.2 GB/s theoretical.
                 peak_gbs: 115.2,
+                sustained: MLC_SUSTAINED,
                 curve: mlc_curve(),
             },
-            // source: Intel XL710 datasheet: PCIe 3.0 x8.
-            pcie: gen3(8, 1),
+            // source: Intel XL710 datasheet: PCIe 3.0 x8; no figure at hand for its DMA engines' read
+            // concurrency, so the PCIe tag limit ([PCISPEC]) stands in.
+            pcie: gen3(8, 1, PCIE_TAGS),
             nic: NicParams {
                 // source: [P3] one 40 Gbps XL710 port.
                 ports: 1,
@@ -371,6 +407,9 @@ impl Profile {
         }
         if self.dram.peak_gbs <= 0.0 || self.dram.curve.is_empty() {
             return bad("DRAM needs a positive peak bandwidth and a latency curve".into());
+        }
+        if !(self.dram.sustained > 0.0 && self.dram.sustained <= 1.0) {
+            return bad(format!("DRAM sustains {} of its peak; give a share in (0, 1]", self.dram.sustained));
         }
         if self.pcie.max_reads == 0 || self.pcie.links == 0 || self.pcie.lanes == 0 {
             return bad("PCIe needs at least one link, one lane and one outstanding read".into());
