@@ -15,9 +15,10 @@
 //!   element beyond what rxlab's NF code reports (header parsing, the flow table and the rewrite are the
 //!   NF's own and are charged there). No publication gives these cycles for the papers' graphs, so each
 //!   graph's [`Graph::work`] is calibrated once, from one number a paper states, at a configuration whose
-//!   I/O working set fits the DDIO ways; every other configuration is a prediction. The number, its
-//!   source and the configuration sit next to each constant, and `crates/sim/tests/calibration.rs`
-//!   checks that the simulator still reproduces it.
+//!   I/O working set fits the DDIO ways ([`Calibration`]); every other configuration is a prediction. The
+//!   number, its source and the configuration sit next to each constant, and
+//!   `crates/sim/tests/calibration.rs` checks that the simulator still reproduces it (and says which
+//!   value would, after a model change).
 //! - **A blocking `ToDPDKDevice`** (`BLOCKING true` in every configuration of the artifact): a full Tx ring
 //!   makes the core spin until the NIC has sent packets, instead of dropping them
 //!   ([`crate::Runtime::configure`] sets [`ifaces::TxFull::Wait`]; the engines retry).
@@ -31,9 +32,8 @@ use ifaces::{CoreCtx, Packet, Probe};
 pub const ANNO_LEN: usize = 96;
 /// Bytes of its 48-byte annotation area (`Packet::anno_size`), which the elements update.
 const CB_LEN: usize = 48;
-/// The mbuf private area FastClick asks for (`DPDK_ANNO_SIZE`, the 96 B of `AllAnno`), in whole lines:
-/// the 96 bytes after the 128-byte `rte_mbuf` span two lines of the object.
-pub const PRIV_LEN: usize = 128;
+/// The mbuf private area FastClick asks for: `DPDK_ANNO_SIZE`, `sizeof(AllAnno)`.
+pub const PRIV_LEN: usize = ANNO_LEN;
 
 /// An NF's FastClick configuration: its element graph and the work the elements do per packet beyond
 /// what rxlab's NF code reports.
@@ -45,8 +45,33 @@ pub struct Graph {
     pub elements: &'static [&'static str],
     /// Cycles per packet of the elements' own work (see the module documentation).
     pub work: u32,
-    /// Where [`Graph::work`] comes from: the number, its source, the configuration it was calibrated at.
-    pub source: &'static str,
+    /// Where [`Graph::work`] comes from.
+    pub source: Source,
+}
+
+/// Where a graph's work comes from.
+#[derive(Debug)]
+pub enum Source {
+    /// Calibrated once from a number a paper states.
+    Calibrated(Calibration),
+    /// Not calibrated: the reason nothing is added.
+    None(&'static str),
+}
+
+/// One calibration: the configuration, the cycles per packet it must cost there, and the statement that
+/// number comes from. The configuration is privRing on `cores` cores of `r640-silver4216` (the papers'
+/// R640) with `ring`-entry rings, small enough that the I/O working set fits the DDIO ways, receiving
+/// 1500 B packets (1518 B frames) at 200 Gbps from a million flows.
+#[derive(Debug)]
+pub struct Calibration {
+    /// Worker cores.
+    pub cores: usize,
+    /// Receive ring entries per core.
+    pub ring: u32,
+    /// Cycles per packet the configuration costs on the papers' testbed.
+    pub cycles: f64,
+    /// The statement, with its section.
+    pub statement: &'static str,
 }
 
 /// The IP router chain of the artifact's `FNT` element class, which NAT and LB run before their flow
@@ -65,27 +90,38 @@ const GRAPHS: &[Graph] = &[
     Graph {
         nf: "nat",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPNAT", "FlowCounter"),
-        work: 839,
-        source: "nicmem §6.1 and Fig. 8: NAT needs 14 cores for 200 Gbps of 1500 B packets (16.26 Mpps at \
-                 2.1 GHz), and 12 do not suffice, so it costs between the 12- and 14-core budgets, 1550 and \
-                 1808 cycles per packet; calibrated to the middle, 1679, on privRing with 64-entry rings \
-                 (I/O working set within the 2 DDIO ways), 14 cores, r640-silver4216",
+        work: 812,
+        source: Source::Calibrated(Calibration {
+            cores: 14,
+            ring: 64,
+            cycles: 1679.0,
+            statement: "nicmem §6.1 and Fig. 8: NAT needs 14 cores for 200 Gbps of 1500 B packets (16.26 Mpps at \
+                        2.1 GHz), and 12 do not suffice, so it costs between the 12- and 14-core budgets, 1550 \
+                        and 1808 cycles per packet: the middle, 1679",
+        }),
     },
     Graph {
         nf: "lb",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPLoadBalancer"),
-        work: 823,
-        source: "nicmem Fig. 8 and rxBisect §3.1: LB reaches line rate at 12 cores and not at 10, so it costs \
-                 between the 10- and 12-core budgets, 1291 and 1550 cycles per packet; calibrated to the \
-                 middle, 1420, on privRing with 64-entry rings, 12 cores, r640-silver4216",
+        work: 789,
+        source: Source::Calibrated(Calibration {
+            cores: 12,
+            ring: 64,
+            cycles: 1420.0,
+            statement: "nicmem Fig. 8 and rxBisect §3.1: LB reaches line rate at 12 cores and not at 10, so it \
+                        costs between the 10- and 12-core budgets, 1291 and 1550 cycles per packet: the middle, \
+                        1420",
+        }),
     },
     Graph {
         nf: "workpackage",
         elements: &["FromDPDKDevice", "WorkPackage", "ToDPDKDevice"],
         work: 0,
-        source: "nicmem fig7/fastclick.x.1.npf: the WorkPackage element's work (its random draws and reads) is \
-                 rxlab's WorkPackage code, and no paper isolates what the two I/O elements cost beyond the \
-                 memory traffic modelled here, so nothing is added",
+        source: Source::None(
+            "nicmem fig7/fastclick.x.1.npf: the WorkPackage element's work (its random draws and reads) is \
+             rxlab's WorkPackage code, and no paper isolates what the two I/O elements cost beyond the memory \
+             traffic modelled here",
+        ),
     },
 ];
 
@@ -140,8 +176,11 @@ mod tests {
         assert!(nat.elements.contains(&"FlowIPNAT") && nat.elements.len() == 12);
         assert!(Graph::of("lb").unwrap().elements.contains(&"FlowIPLoadBalancer"));
         for g in Graph::all() {
-            assert!(g.source.contains('§') || g.source.contains("fig"), "{}: {}", g.nf, g.source);
+            match &g.source {
+                Source::Calibrated(c) => assert!(c.statement.contains('§') && c.ring <= 128, "{}", g.nf),
+                Source::None(why) => assert!(g.work == 0 && !why.is_empty(), "{}", g.nf),
+            }
         }
-        assert!(PRIV_LEN >= ANNO_LEN && PRIV_LEN.is_multiple_of(64));
+        assert_eq!(PRIV_LEN, ANNO_LEN);
     }
 }

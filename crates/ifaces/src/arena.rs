@@ -1,10 +1,10 @@
 //! Buffer arenas: the memory packets live in, and the ownership word that makes sharing it sound.
 //!
-//! An arena is one contiguous allocation of `count` buffers, `stride` bytes apart (2 KiB by default, as
-//! DPDK's mbufs; reference/hardware.md). The first cache line of each buffer is its metadata line
-//! (DPDK's mbuf header plays this role), followed by the app runtime's private area, if it asked for one
-//! (the `priv_size` of DPDK's `rte_pktmbuf_pool_create`, where FastClick keeps its packet annotations);
-//! packet data follows. Addresses are real, so the simulator's cache model sees the true layout.
+//! An arena is one contiguous allocation of `count` buffers laid out as [`BufLayout`] says (by default
+//! as DPDK's packet mempool lays out its objects, [`crate::mbuf`]): each has a metadata line (the mbuf
+//! header's first line), the app runtime's private area if it asked for one (where FastClick keeps its
+//! packet annotations), and the packet data. Addresses are real, so the simulator's cache model sees the
+//! true layout.
 //!
 //! Buffers are shared between the NIC thread and worker threads, so every hand-off goes through the
 //! buffer's [`Owner`] word. The owner words are rxlab's checking, not part of any design (the probe never
@@ -32,8 +32,7 @@ use crate::sync::{AtomicU32, Ordering};
 use std::fmt;
 use std::ptr::NonNull;
 
-/// Bytes at the start of every buffer reserved for metadata (DPDK's mbuf header); one cache line.
-pub const META_LEN: usize = 64;
+pub use crate::mbuf::BufLayout;
 
 /// Index of a buffer in its arena. A name only: who may touch the buffer is recorded in its [`Owner`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -68,48 +67,12 @@ impl Owner {
     }
 }
 
-/// Layout of the buffers of an arena.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BufLayout {
-    /// Distance between buffer starts in bytes (a multiple of 64).
-    pub stride: usize,
-    /// Bytes of the private area between the metadata line and the data (a multiple of 64): DPDK's
-    /// mbuf `priv_size`, which an app runtime sizes for its per-packet state.
-    pub priv_len: usize,
-}
-
-impl Default for BufLayout {
-    /// 2 KiB apart, as DPDK's default mbufs, with no private area.
-    fn default() -> Self {
-        BufLayout { stride: 2048, priv_len: 0 }
-    }
-}
-
-impl BufLayout {
-    /// Offset of the first data byte from the buffer's start.
-    pub fn data_offset(&self) -> usize {
-        META_LEN + self.priv_len
-    }
-
-    /// Packet bytes a buffer can hold.
-    pub fn data_room(&self) -> usize {
-        self.stride - self.data_offset()
-    }
-}
-
 /// Why an arena cannot be built.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ArenaError {
-    /// The stride or the private area is not a multiple of 64, or they leave no data room.
-    #[error(
-        "buffer stride {stride} B and private area {priv_len} B must be multiples of 64 that leave data room after the {META_LEN} B metadata line"
-    )]
-    Stride {
-        /// The stride asked for.
-        stride: usize,
-        /// The private area asked for.
-        priv_len: usize,
-    },
+    /// The layout leaves no data room or is not in whole lines.
+    #[error("buffer layout: {0}")]
+    Layout(String),
     /// The arena would need more memory than can be allocated.
     #[error("cannot allocate {count} buffers of {stride} B")]
     Alloc {
@@ -120,13 +83,25 @@ pub enum ArenaError {
     },
 }
 
+/// Where a buffer's parts start, from its first byte.
+#[derive(Debug, Clone, Copy)]
+struct Offsets {
+    meta: usize,
+    private: usize,
+    data: usize,
+}
+
 /// A region of packet buffers.
 pub struct Arena {
     base: NonNull<u8>,
     count: u32,
     layout: BufLayout,
-    /// `log2(stride)` when the stride is a power of two (the default): [`Arena::id_of`] then shifts
-    /// instead of dividing, on the device's per-packet path.
+    /// Distance between buffers, bytes.
+    stride: usize,
+    /// Offsets of the metadata line, the private area and the data within a buffer.
+    offsets: Offsets,
+    /// `log2(stride)` when the stride is a power of two: [`Arena::id_of`] then shifts instead of
+    /// dividing, on the device's per-packet path.
     stride_shift: Option<u32>,
     name: &'static str,
     /// Each buffer's owner word, alone in its cache line.
@@ -148,25 +123,25 @@ unsafe impl Sync for Arena {}
 
 impl fmt::Debug for Arena {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Arena({}, {} x {} B at {:#x})", self.name, self.count, self.layout.stride, self.base_addr())
+        write!(f, "Arena({}, {} x {} B at {:#x})", self.name, self.count, self.stride, self.base_addr())
     }
 }
 
 impl Arena {
     /// Allocate `count` zeroed buffers, all [`Owner::Free`], page-aligned.
     pub fn new(name: &'static str, count: u32, layout: BufLayout) -> Result<Arena, ArenaError> {
-        let BufLayout { stride, priv_len } = layout;
-        if !stride.is_multiple_of(64) || !priv_len.is_multiple_of(64) || stride <= META_LEN + priv_len {
-            return Err(ArenaError::Stride { stride, priv_len });
-        }
-        let alloc_err = ArenaError::Alloc { count: count as usize, stride: layout.stride };
-        let size = (count.max(1) as usize).checked_mul(layout.stride).ok_or(alloc_err.clone())?;
+        layout.check().map_err(ArenaError::Layout)?;
+        let stride = layout.stride();
+        let alloc_err = ArenaError::Alloc { count: count as usize, stride };
+        let size = (count.max(1) as usize).checked_mul(stride).ok_or(alloc_err.clone())?;
         let base = map_zeroed(size).ok_or(alloc_err)?;
         Ok(Arena {
             base,
             count,
             layout,
-            stride_shift: layout.stride.is_power_of_two().then(|| layout.stride.trailing_zeros()),
+            stride,
+            offsets: Offsets { meta: layout.meta_offset(), private: layout.priv_offset(), data: layout.data_offset() },
+            stride_shift: stride.is_power_of_two().then(|| stride.trailing_zeros()),
             name,
             // Zero is `Owner::Free`.
             owners: (0..count).map(|_| OwnerWord(AtomicU32::new(0))).collect(),
@@ -190,7 +165,7 @@ impl Arena {
 
     /// Size of the arena in bytes.
     pub fn size(&self) -> usize {
-        self.count as usize * self.layout.stride
+        self.count as usize * self.stride
     }
 
     /// Panic unless `id` names a buffer of this arena: one compare inline, the message out of line.
@@ -207,31 +182,37 @@ impl Arena {
         panic!("{}: buffer {} out of range ({} buffers)", self.name, id.0, self.count);
     }
 
-    /// Address of the metadata line of buffer `id`.
+    /// Address of the first byte of buffer `id`.
+    #[inline]
+    fn start(&self, id: BufId) -> usize {
+        self.check(id);
+        self.base_addr() + id.0 as usize * self.stride
+    }
+
+    /// Address of the metadata line of buffer `id` (the mbuf header's first line).
     #[inline]
     pub fn meta_addr(&self, id: BufId) -> usize {
-        self.check(id);
-        self.base_addr() + id.0 as usize * self.layout.stride
+        self.start(id) + self.offsets.meta
     }
 
     /// Address of the private area of buffer `id` ([`BufLayout::priv_len`] bytes).
     #[inline]
     pub fn priv_addr(&self, id: BufId) -> usize {
-        self.meta_addr(id) + META_LEN
+        self.start(id) + self.offsets.private
     }
 
     /// Address of the first data byte of buffer `id` (what a descriptor carries).
     #[inline]
     pub fn data_addr(&self, id: BufId) -> usize {
-        self.meta_addr(id) + self.layout.data_offset()
+        self.start(id) + self.offsets.data
     }
 
     /// The buffer whose data starts at `addr`, if `addr` is one (descriptor validation).
     pub fn id_of(&self, addr: usize) -> Option<BufId> {
-        let off = addr.checked_sub(self.base_addr() + self.layout.data_offset())?;
+        let off = addr.checked_sub(self.base_addr() + self.offsets.data)?;
         let (index, aligned) = match self.stride_shift {
-            Some(s) => (off >> s, off & (self.layout.stride - 1) == 0),
-            None => (off / self.layout.stride, off % self.layout.stride == 0),
+            Some(s) => (off >> s, off & (self.stride - 1) == 0),
+            None => (off / self.stride, off % self.stride == 0),
         };
         (aligned && index < self.count as usize).then_some(BufId(index as u32))
     }
@@ -342,7 +323,7 @@ impl Arena {
 
 impl Drop for Arena {
     fn drop(&mut self) {
-        let size = (self.count.max(1) as usize) * self.layout.stride;
+        let size = (self.count.max(1) as usize) * self.stride;
         // SAFETY: `base` and `size` are exactly what `map_zeroed` mapped, and nothing borrows the arena
         // any more (this is its drop).
         unsafe { libc::munmap(self.base.as_ptr().cast(), size) };
@@ -378,26 +359,23 @@ mod tests {
 
     #[test]
     fn layout_and_lookup() {
-        let a = Arena::new("t", 4, BufLayout::default()).unwrap();
+        let a = Arena::new("t", 4, BufLayout::PACKED_2K).unwrap();
         assert_eq!(a.data_addr(BufId(1)) - a.data_addr(BufId(0)), 2048);
         assert_eq!(a.id_of(a.data_addr(BufId(3))), Some(BufId(3)));
         assert_eq!(a.id_of(a.data_addr(BufId(3)) + 1), None);
-        assert_eq!(a.id_of(a.base_addr() + 4 * 2048 + META_LEN), None);
+        assert_eq!(a.id_of(a.base_addr() + 4 * 2048 + 64), None);
         assert_eq!(a.census(), [4, 0, 0, 0]);
-        assert!(Arena::new("t", 1, BufLayout { stride: 100, priv_len: 0 }).is_err());
-        assert!(Arena::new("t", 1, BufLayout { stride: 2048, priv_len: 96 }).is_err());
-        assert!(Arena::new("t", 1, BufLayout { stride: 2048, priv_len: 1984 }).is_err());
-        // A stride that is not a power of two divides instead of shifting, to the same answers.
-        let odd = Arena::new("t", 4, BufLayout { stride: 1536, priv_len: 0 }).unwrap();
-        assert_eq!(odd.id_of(odd.data_addr(BufId(3))), Some(BufId(3)));
-        assert_eq!(odd.id_of(odd.data_addr(BufId(3)) + 64), None);
-        // A private area sits between the metadata line and the data, and shrinks the data room.
-        let l = BufLayout { stride: 2048, priv_len: 128 };
-        let p = Arena::new("t", 4, l).unwrap();
-        assert_eq!(p.priv_addr(BufId(2)), p.meta_addr(BufId(2)) + META_LEN);
-        assert_eq!(p.data_addr(BufId(2)), p.priv_addr(BufId(2)) + 128);
-        assert_eq!(p.id_of(p.data_addr(BufId(2))), Some(BufId(2)));
-        assert_eq!(l.data_room(), 2048 - 64 - 128);
+        let packed = |stride, priv_len| BufLayout { kind: crate::mbuf::BufKind::Packed { stride }, priv_len };
+        assert!(matches!(Arena::new("t", 1, packed(100, 0)), Err(ArenaError::Layout(_))));
+        // A stride that is not a power of two (DPDK's mempool objects) divides instead of shifting, to
+        // the same answers; the private area sits between the metadata line and the data.
+        let l = BufLayout { priv_len: 96, ..BufLayout::default() };
+        let m = Arena::new("t", 4, l).unwrap();
+        assert_eq!(m.data_addr(BufId(3)) - m.data_addr(BufId(2)), l.stride());
+        assert_eq!(m.id_of(m.data_addr(BufId(3))), Some(BufId(3)));
+        assert_eq!(m.id_of(m.data_addr(BufId(3)) + 64), None);
+        assert!(m.meta_addr(BufId(2)) < m.priv_addr(BufId(2)) && m.priv_addr(BufId(2)) + 96 <= m.data_addr(BufId(2)));
+        assert_eq!(m.meta_addr(BufId(2)) % 64, 0);
     }
 
     #[test]

@@ -20,6 +20,7 @@ pub mod designs;
 pub mod doorbell;
 pub mod enso;
 pub mod invariants;
+pub mod mbuf;
 pub mod nicmem;
 pub mod packet;
 pub mod pool;

@@ -105,6 +105,11 @@ pub struct Params {
     /// Transmit ring size per core [default: 1024].
     #[arg(long)]
     pub tx_ring: Option<Quantity>,
+    /// Packet buffer layout: `mempool` (objects of DPDK's packet mempool, spread over memory channels:
+    /// 37 cache lines apart) or `2k` (packed 2 KiB buffers, rxlab's layout before issue 19)
+    /// [default: mempool].
+    #[arg(long)]
+    pub buffers: Option<String>,
     /// Packets per receive burst (DPDK's 32) [default: 32].
     #[arg(long)]
     pub burst: Option<usize>,
@@ -280,6 +285,7 @@ impl Params {
             cores: Some(1),
             ring: q("1024"),
             tx_ring: q("1024"),
+            buffers: Some("mempool".into()),
             burst: Some(32),
             cache: Some(256),
             share: Some(8),

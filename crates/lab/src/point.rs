@@ -10,7 +10,7 @@ use anyhow::{Result, anyhow, bail};
 use apps::AppParams;
 use ifaces::enso::NotifyMode;
 use ifaces::shring::dynamic::Thresholds;
-use ifaces::{IfaceConfig, RingSize};
+use ifaces::{BufLayout, IfaceConfig, RingSize};
 use live::{LiveConfig, LiveReport, Pace, Traffic};
 use sim::SimReport;
 use std::time::Duration;
@@ -63,6 +63,7 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
         bx: flag("bx", text(&p.bx, "bx")?.parse::<RingSize>())?,
         ax_policy: flag("ax-policy", get(&p.ax_policy, "ax-policy")?.parse())?,
         cqe_compress: p.cqe_compress.unwrap_or(false),
+        layout: flag("buffers", BufLayout::parse(get(&p.buffers, "buffers")?))?,
         dynamic: Thresholds {
             gbps: *get(&p.switch_gbps, "switch-gbps")?,
             mem_gib_per_s: *get(&p.switch_mem, "switch-mem")?,

@@ -32,6 +32,7 @@ use crate::report::{
     Accounting, Cycles, DescriptorWait, HitRates, MemBw, MissesPerPacket, PcieDir, PcieReport, SimReport, ratio,
 };
 use crate::sampler::{PERIOD_PS, Sampler};
+use crate::timeline::Timeline;
 use apps::App;
 use ifaces::invariants::{RunCounts, Violation, check_buffers};
 use ifaces::{
@@ -45,7 +46,7 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use traffic::{FrameBuf, Generator};
-use wire::frame::FCS_LEN;
+use wire::frame::{FCS_LEN, wire_bits};
 use wire::{IndirectionTable, PacketView, Stamp};
 
 /// Longest a sleeping core goes without polling, ps (10 µs): bounds the idle time of designs whose
@@ -210,6 +211,7 @@ pub fn run_design<D: Design, A: App>(
     let mut reorder = ReorderTracker::new(REORDER_WINDOW);
     let mut wire_order = WireOrder::new(source.flows().len());
     let mut sampler = Sampler::default();
+    let mut timeline = Timeline::new(cfg.duration_ps);
     let mut core_state: Vec<CoreState<'_>> = (0..cores)
         .map(|_| CoreState {
             rx: Vec::with_capacity(iface.burst),
@@ -335,9 +337,13 @@ pub fn run_design<D: Design, A: App>(
                     }
                 }
                 c.rx_events += 1;
-                if win.contains(t) && c.rx_events.is_multiple_of(OCCUPANCY_EVERY) {
+                if c.rx_events.is_multiple_of(OCCUPANCY_EVERY) {
                     let o = device.occupancy();
-                    c.occupancy = (c.occupancy.0 + ratio(o.used as f64, o.capacity as f64), c.occupancy.1 + 1);
+                    let share = ratio(o.used as f64, o.capacity as f64);
+                    timeline.occupancy(t, share);
+                    if win.contains(t) {
+                        c.occupancy = (c.occupancy.0 + share, c.occupancy.1 + 1);
+                    }
                 }
                 match next_packet(&mut source, &mut frame, &mut nic, &mut c, &mut check, &mut wire_order) {
                     Some((p, _)) => {
@@ -356,6 +362,7 @@ pub fn run_design<D: Design, A: App>(
                 let mut probe = SimProbe::new(&mut m, Agent::Nic, start, &cell);
                 let mut out = |f: &[u8]| {
                     let done = nic.wire_out(cell.get(), f.len() + FCS_LEN);
+                    timeline.sent(done, wire_bits(f.len() + FCS_LEN) as u64);
                     if let Some(stamp) = Stamp::in_frame(f, Some(stamp_off)) {
                         reorder.record(stamp.seq);
                         wire_order.sent(stamp.seq);
@@ -529,6 +536,7 @@ pub fn run_design<D: Design, A: App>(
         received_mpps: ratio(c.delivered_win as f64, secs) / 1e6,
         latency: hist.summary(),
         ring_occupancy: ratio(c.occupancy.0, c.occupancy.1 as f64),
+        timeline: timeline.slices(),
         cycles: Cycles {
             total: per_pkt(busy),
             phases: Phase::ALL.iter().map(|p| (phase_name(*p), per_pkt(c.busy_ps[*p as usize]))).collect(),

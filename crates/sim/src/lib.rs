@@ -32,6 +32,7 @@ pub mod probe;
 pub mod profile;
 pub mod report;
 pub mod sampler;
+pub mod timeline;
 
 pub use config::{Arrivals, SimConfig, SimError};
 pub use engine::run_design;

@@ -3,11 +3,13 @@
 //! DMA read requests. Directions are named from the host: `to_host` carries DMA writes and read
 //! requests, `to_device` carries read completions and MMIO writes (doorbells).
 //!
-//! A DMA read is split into requests of at most the MRRS; each takes one of the NIC's read slots
-//! ([`crate::profile::PcieParams::max_reads`]) from its issue until its completion has arrived, so when
-//! DRAM serves reads slowly the NIC runs out of slots and waits (shRing §2.3). The read latency reported
-//! is per request, from issue to completion, as a PCIe analyser (NVIDIA's Neo-Host in shRing §5.1)
-//! measures it; the time a request waited for a slot is not part of it.
+//! A DMA read is split into requests of at most the MRRS. A read of packet data (the transmit engine's
+//! gather) takes one of the NIC's read slots ([`crate::profile::PcieParams::max_reads`]) per request from
+//! its issue until its completion has arrived, so when DRAM serves them slowly the NIC runs out of slots
+//! and waits (shRing §2.3). Descriptor fetches are issued by the NIC's descriptor prefetchers ahead of
+//! need and are not held back by the data engines' slots. The read latency reported is per request,
+//! from issue to completion, as a PCIe analyser (NVIDIA's Neo-Host in shRing §5.1) measures it; the time
+//! a request waited for a slot is not part of it.
 
 use crate::profile::PcieParams;
 use serde::Serialize;
@@ -52,6 +54,20 @@ struct Dir {
 }
 
 impl Dir {
+    /// A read request of `wire` bytes issued at `issue`, perhaps later than traffic already placed on
+    /// this FIFO link (it waited for a read slot): it takes its share of the link's capacity now, so that
+    /// the link does not sit idle until its issue, and leaves one serialization time after its issue.
+    #[inline]
+    fn send_request(&mut self, issue: u64, wire: u64, ps_per_byte: f64) -> u64 {
+        let ser = (wire as f64 * ps_per_byte) as u64;
+        if issue <= self.free_ps {
+            return self.send(issue, wire, 0, ps_per_byte);
+        }
+        self.free_ps += ser;
+        self.stats.wire_bytes += wire;
+        issue + ser
+    }
+
     /// Serialize `wire` bytes (carrying `payload`) from `now`; returns when the last byte is sent.
     #[inline]
     fn send(&mut self, now: u64, wire: u64, payload: u64, ps_per_byte: f64) -> u64 {
@@ -140,22 +156,26 @@ impl Pcie {
     }
 
     /// The NIC reads `len` bytes at `now`, `extra_ps` slower than a warm read (host memory misses), as
-    /// requests of at most the MRRS, each issued once a read slot is free. Returns when the last request
-    /// was issued and when all the data is at the NIC.
+    /// requests of at most the MRRS; a read of packet data (`slotted`) issues each request once a read
+    /// slot is free. Returns when the last request was issued and when all the data is at the NIC.
     #[inline]
-    pub fn dma_read(&mut self, now: u64, len: u64, extra_ps: u64) -> (u64, u64) {
+    pub fn dma_read(&mut self, now: u64, len: u64, extra_ps: u64, slotted: bool) -> (u64, u64) {
         let (mut issue, mut done) = (now, now);
         let mut left = len.max(1);
         while left > 0 {
             let req = left.min(self.mrrs);
             left -= req;
-            issue = self.take_slot(issue);
-            let sent = self.to_host.send(issue, MRD_BYTES, 0, self.ps_per_byte);
+            if slotted {
+                issue = self.take_slot(issue);
+            }
+            let sent = self.to_host.send_request(issue, MRD_BYTES, self.ps_per_byte);
             let wire = self.completion_wire(req);
             let ser = self.wire_ps(wire);
             let ready = sent.max(issue + (self.read_base_ps + self.read_per_byte_ps * req as f64) as u64 + extra_ps);
             let arrived = self.to_device.send(ready.saturating_sub(ser), wire, req, self.ps_per_byte).max(ready);
-            self.reads.push(Reverse(arrived));
+            if slotted {
+                self.reads.push(Reverse(arrived));
+            }
             self.read_count += 1;
             self.read_latency_ps += arrived - issue;
             done = done.max(arrived);
@@ -281,7 +301,7 @@ mod tests {
             });
             assert!(close(got, w), "Gen {gts} GT/s writes: {got:.1} vs {w}");
             let got = measured(&mut link(gts), 100_000, 64, |p, len| {
-                p.dma_read(0, len, 0);
+                p.dma_read(0, len, 0, true);
             });
             assert!(close(got, r), "Gen {gts} GT/s reads: {got:.1} vs {r}");
         }
@@ -295,7 +315,7 @@ mod tests {
         pcie.dma_write(0, data);
         pcie.dma_write(0, 16);
         if count_request {
-            pcie.dma_read(0, 16, 0);
+            pcie.dma_read(0, 16, 0, false);
         }
     }
 
@@ -324,18 +344,18 @@ mod tests {
     #[test]
     fn reads_wait_for_a_slot_and_latency_grows_with_size() {
         let mut p = link(8.0);
-        let d64 = p.dma_read(0, 64, 0).1;
+        let d64 = p.dma_read(0, 64, 0, true).1;
         assert!((d64 as f64 - 558_560.0).abs() < 1000.0, "{d64}");
         let mut q = link(8.0);
         q.max_reads = 1;
-        let a = q.dma_read(0, 64, 0).1;
-        let b = q.dma_read(0, 64, 0).1;
+        let a = q.dma_read(0, 64, 0, true).1;
+        let b = q.dma_read(0, 64, 0, true).1;
         assert!(b >= 2 * a - 1000, "{a} {b}");
         // A 1514 B read is three requests of at most the MRRS (512 B), each holding a slot: with two
         // slots the third waits for the first, and the latency reported is per request, without the wait.
         let mut r = link(8.0);
         r.max_reads = 2;
-        let (issue, done) = r.dma_read(0, 1514, 0);
+        let (issue, done) = r.dma_read(0, 1514, 0, true);
         assert_eq!(r.read_latency().1, 3);
         assert!(issue > 0 && done > issue, "{issue} {done}");
         let one = r.read_latency().0 * 1000.0;

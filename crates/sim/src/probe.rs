@@ -163,8 +163,9 @@ impl<'m> SimProbe<'m> {
             } else {
                 0
             };
-            let (issue, done) = self.m.pcie.dma_read(now, len as u64, extra);
-            if self.m.is_data(addr) {
+            let data = self.m.is_data(addr);
+            let (issue, done) = self.m.pcie.dma_read(now, len as u64, extra, data);
+            if data {
                 self.m.pcie.count_data(false, len as u64);
             }
             self.now = self.now.max(issue);

@@ -106,9 +106,9 @@ pub struct PcieParams {
     pub read_base_ns: f64,
     /// DMA read latency per byte, ns.
     pub read_per_byte_ns: f64,
-    /// Outstanding DMA read requests the NIC keeps per link: the concurrency of its DMA engines (at most
-    /// the PCIe tag limit). A read longer than the MRRS is several requests, each holding a slot until
-    /// its completion arrives, so reads that DRAM serves slowly throttle the NIC (shRing §2.3).
+    /// Outstanding packet-data read requests the NIC keeps per link: the concurrency of its DMA engines
+    /// (at most the PCIe tag limit). A read longer than the MRRS is several requests, each holding a slot
+    /// until its completion arrives, so reads that DRAM serves slowly throttle the NIC (shRing §2.3).
     pub max_reads: usize,
 }
 
@@ -215,13 +215,12 @@ fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize) ->
 /// which NIC drivers set ([PCISPEC]).
 const PCIE_TAGS: usize = 256;
 
-/// Read requests a ConnectX-5's DMA engines keep in flight per link. No datasheet gives it; the anchor
-/// is shRing §2.3 ([P0]): privRing's mean PCIe read latency of 1.45 us "is enough to saturate the DMA
-/// engines within the NIC". At 100 Gbps of 1500 B packets a NIC reads 8.13 M frames/s of 1514 B, three
-/// 512 B requests each, and descriptors eight to a request for receive and transmit (a quarter request
-/// per packet): 26.4 M requests/s, which at 1.45 us each keep 38.3 in flight. Calibrated once from that
-/// statement; every read latency and throughput the model then gives is a prediction.
-const CX5_READS: usize = 39;
+/// Packet-data read requests a ConnectX-5's DMA engines keep in flight per link. No datasheet gives it;
+/// the anchor is shRing §2.3 ([P0]): privRing's mean PCIe read latency of 1.45 us "is enough to saturate
+/// the DMA engines within the NIC". At 100 Gbps of 1500 B packets a NIC reads 8.13 M frames/s of 1514 B,
+/// three 512 B requests each: 24.4 M requests/s, which at 1.45 us each keep 35.4 in flight. Calibrated
+/// once from that statement; every read latency and throughput the model then gives is a prediction.
+const CX5_READS: usize = 36;
 
 /// PCIe Gen3 with pcie-model's defaults (MPS 256, MRRS 512) and pcie-bench's DMA read latency, for a NIC
 /// keeping `max_reads` read requests in flight per link.

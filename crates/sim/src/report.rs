@@ -149,6 +149,9 @@ pub struct SimReport {
     pub latency: LatencySummary,
     /// Mean ring occupancy as a fraction of capacity (sampled at arrivals).
     pub ring_occupancy: f64,
+    /// Ring occupancy and throughput over the whole run, warm-up included, in
+    /// [`crate::timeline::SLICES`] slices: whether the run settled.
+    pub timeline: Vec<crate::timeline::Slice>,
     /// Cycles per packet.
     pub cycles: Cycles,
     /// Cache hit rates.

@@ -291,7 +291,7 @@ impl HotSet {
             return Err(NicMemError::Capacity {
                 asked: value.len(),
                 bufs: value.len().div_ceil(room),
-                stride: layout.stride,
+                stride: layout.stride(),
                 left: 0,
                 capacity: room,
             });
@@ -408,7 +408,7 @@ mod tests {
 
     #[test]
     fn gets_and_sets_follow_4_2_2() {
-        let nm = NicMem::new(4 * 2048, BufLayout::default()).unwrap();
+        let nm = NicMem::new(4 * 2048, BufLayout::PACKED_2K).unwrap();
         let mut hot = HotSet::new(nm.clone(), 0, 0);
         let p = &mut NoProbe::default();
         hot.insert(p, 7, b"v1").unwrap();
@@ -458,7 +458,7 @@ mod loom_tests {
     #[test]
     fn loom_nmkvs_stable_and_pending() {
         loom::model(|| {
-            let nm = NicMem::new(2 * 2048, BufLayout::default()).unwrap();
+            let nm = NicMem::new(2 * 2048, BufLayout::PACKED_2K).unwrap();
             let mut hot = HotSet::new(nm.clone(), 0, 0);
             let p = &mut NoProbe::default();
             hot.insert(p, 1, &[1; 16]).unwrap();

@@ -67,12 +67,12 @@ pub struct NicMem {
 impl NicMem {
     /// `capacity` bytes of NIC memory in buffers of `layout`.
     pub fn new(capacity: usize, layout: BufLayout) -> Result<Arc<NicMem>, NicMemError> {
-        let count = capacity / layout.stride;
+        let stride = layout.stride();
+        let count = capacity / stride;
         if count == 0 {
-            return Err(NicMemError::Empty { capacity, stride: layout.stride });
+            return Err(NicMemError::Empty { capacity, stride });
         }
-        let arena = Arena::new("nicmem", count as u32, layout)
-            .map_err(|_| NicMemError::Empty { capacity, stride: layout.stride })?;
+        let arena = Arena::new("nicmem", count as u32, layout).map_err(|_| NicMemError::Empty { capacity, stride })?;
         Ok(Arc::new(NicMem {
             arena: Arc::new(arena),
             free: Mutex::new((0..count as u32).rev().map(BufId).collect()),
@@ -107,8 +107,8 @@ impl NicMem {
             return Err(NicMemError::Capacity {
                 asked: len,
                 bufs,
-                stride: layout.stride,
-                left: free.len() * layout.stride,
+                stride: layout.stride(),
+                left: free.len() * layout.stride(),
                 capacity: self.arena.size(),
             });
         }
@@ -208,7 +208,7 @@ mod tests {
 
     #[test]
     fn allocation_is_limited_to_the_capacity() {
-        let m = NicMem::new(PAPER_CAPACITY, BufLayout::default()).unwrap();
+        let m = NicMem::new(PAPER_CAPACITY, BufLayout::PACKED_2K).unwrap();
         assert_eq!(m.available(), 128);
         let a = m.alloc_nicmem(100 * 1984, 0).unwrap();
         assert_eq!(a.len(), 100);
@@ -221,6 +221,6 @@ mod tests {
         m.cpu_write(p, m.range().start, 8);
         m.cpu_read(p, m.range().start, 8);
         assert_eq!(m.cpu_accesses(), (1, 1));
-        assert!(matches!(NicMem::new(1000, BufLayout::default()), Err(NicMemError::Empty { .. })));
+        assert!(matches!(NicMem::new(1000, BufLayout::PACKED_2K), Err(NicMemError::Empty { .. })));
     }
 }

@@ -20,7 +20,7 @@
 use super::NicMemConfig;
 use super::region::NicMem;
 use super::rings::{DevRing, DrvRing, rx_ring};
-use crate::arena::{Arena, BufId, Owner};
+use crate::arena::{Arena, BufId, BufLayout, Owner};
 use crate::core::CoreCtx;
 use crate::cqring::{CqConsumer, CqProducer, completion_ring};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
@@ -145,7 +145,9 @@ impl<const M: u8> Design for NicMemDesign<M> {
                 format!("the header split offset must be between 1 and the {room} B buffer, got {}", o.split_at),
             ));
         }
-        let nicmem = NicMem::new(o.capacity, host.layout()).map_err(|e| ConfigError::new("nicmem", e.to_string()))?;
+        // NIC memory holds data buffers only (their mbuf headers stay in host memory): packed 2 KiB.
+        let nicmem =
+            NicMem::new(o.capacity, BufLayout::PACKED_2K).map_err(|e| ConfigError::new("nicmem", e.to_string()))?;
         let per_queue = nicmem.arena().count() as usize / cfg.cores;
         let primary_size = (per_queue >= 2).then(|| RingSize::new(1 << per_queue.ilog2()).expect("power of two"));
         if M >= 2 && primary_size.is_none() {

@@ -10,6 +10,10 @@
 //! log_x = true                        # log2 x axis
 //! ```
 //!
+//! A figure may instead draw an array every row reports, one line per row: `along = "timeline"` with
+//! `x = "t_us"` and `y = "occupancy"` plots each run's ring occupancy over virtual time (the simulator's
+//! `timeline`, warm-up included), so a reader sees whether each run settled before its window.
+//!
 //! Text x values (design names, `imix`) are placed evenly in order of first appearance.
 
 use crate::results::Row;
@@ -34,6 +38,9 @@ pub struct FigureSpec {
     /// Log2 x axis.
     #[serde(default)]
     pub log_x: bool,
+    /// An array metric (such as `timeline`) to draw along, one line per row, with `x` and `y` naming
+    /// fields of its elements.
+    pub along: Option<String>,
 }
 
 fn default_series() -> String {
@@ -48,13 +55,21 @@ impl FigureSpec {
         let series = if first_axis.is_some() { "label" } else { "engine" }.to_string();
         ["throughput.gbps_wire", "latency.p99"]
             .into_iter()
-            .map(|y| FigureSpec { title: None, x: x.clone(), y: y.into(), series: series.clone(), log_x: false })
+            .map(|y| FigureSpec {
+                title: None,
+                x: x.clone(),
+                y: y.into(),
+                series: series.clone(),
+                log_x: false,
+                along: None,
+            })
             .collect()
     }
 
     /// The title shown.
     pub fn title(&self) -> String {
-        self.title.clone().unwrap_or_else(|| format!("{} vs {}", self.y, self.x))
+        let along = self.along.as_ref().map_or(String::new(), |a| format!("{a}."));
+        self.title.clone().unwrap_or_else(|| format!("{along}{} vs {along}{}", self.y, self.x))
     }
 }
 
@@ -64,7 +79,39 @@ struct Data {
     ticks: Option<Vec<String>>,
 }
 
+/// The name of `row`'s line: the values of the spec's series columns.
+fn series_name(spec: &FigureSpec, row: &Row) -> String {
+    spec.series.split(',').map(|c| row.text(c.trim())).collect::<Vec<_>>().join(" ")
+}
+
 fn data(spec: &FigureSpec, rows: &[Row]) -> Result<Data> {
+    match &spec.along {
+        Some(array) => data_along(spec, array, rows),
+        None => data_across(spec, rows),
+    }
+}
+
+/// One line per row: the elements of its array metric `array`.
+fn data_along(spec: &FigureSpec, array: &str, rows: &[Row]) -> Result<Data> {
+    let series: Vec<(String, Vec<(f64, f64)>)> = rows
+        .iter()
+        .map(|r| {
+            let point = |i: usize| {
+                Some((r.metric(&format!("{array}.{i}.{}", spec.x))?, r.metric(&format!("{array}.{i}.{}", spec.y))?))
+            };
+            let pts: Vec<(f64, f64)> = (0..).map_while(point).collect();
+            (series_name(spec, r), pts)
+        })
+        .filter(|(_, pts)| !pts.is_empty())
+        .collect();
+    if series.is_empty() {
+        bail!("figure '{}': no row reports `{array}` with fields `{}` and `{}`", spec.title(), spec.x, spec.y);
+    }
+    Ok(Data { series, ticks: None })
+}
+
+/// One point per row, lines by series.
+fn data_across(spec: &FigureSpec, rows: &[Row]) -> Result<Data> {
     let xs: Vec<String> = rows.iter().map(|r| r.text(&spec.x)).collect();
     let numeric = xs.iter().all(|x| x.parse::<f64>().is_ok());
     let mut names: Vec<String> = vec![];
@@ -78,8 +125,7 @@ fn data(spec: &FigureSpec, rows: &[Row]) -> Result<Data> {
         let Some(y) = r.metric(&spec.y) else { continue };
         let xv = if numeric { x.parse::<f64>()? } else { names.iter().position(|n| n == x).unwrap_or(0) as f64 };
         let xv = if spec.log_x { xv.max(f64::MIN_POSITIVE).log2() } else { xv };
-        let name: Vec<String> = spec.series.split(',').map(|c| r.text(c.trim())).collect();
-        let name = name.join(" ");
+        let name = series_name(spec, r);
         match series.iter_mut().find(|(n, _)| *n == name) {
             Some((_, pts)) => pts.push((xv, y)),
             None => series.push((name, vec![(xv, y)])),
