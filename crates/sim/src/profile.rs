@@ -217,10 +217,14 @@ const PCIE_TAGS: usize = 256;
 
 /// Packet-data read requests a ConnectX-5's DMA engines keep in flight per link. No datasheet gives it;
 /// the anchor is shRing §2.3 ([P0]): privRing's mean PCIe read latency of 1.45 us "is enough to saturate
-/// the DMA engines within the NIC". At 100 Gbps of 1500 B packets a NIC reads 8.13 M frames/s of 1514 B,
-/// three 512 B requests each: 24.4 M requests/s, which at 1.45 us each keep 35.4 in flight. Calibrated
-/// once from that statement; every read latency and throughput the model then gives is a prediction.
-const CX5_READS: usize = 36;
+/// the DMA engines within the NIC" at the throughput privRing then reaches. By the paper's own relations
+/// (Gbps(C) = 1500 B x 8 x 16 x 2.1 GHz / C, 4 % more cycles per doubling of the working set, shRing/8
+/// just within the 2061-cycle budget) privRing costs 1.04^3 x 2021 = 2273 cycles and carries 177 Gbps:
+/// 14.4 M frames/s of 1514 B over two NICs, three 512 B requests each, so 21.6 M requests/s per NIC,
+/// which at 1.45 us each keep 31.4 in flight. Calibrated once from that statement; every read latency and
+/// throughput the model then gives is a prediction (its privRing of that figure, with rings full and reads
+/// served by DRAM, reads with a mean of 1.41 us).
+const CX5_READS: usize = 32;
 
 /// PCIe Gen3 with pcie-model's defaults (MPS 256, MRRS 512) and pcie-bench's DMA read latency, for a NIC
 /// keeping `max_reads` read requests in flight per link.
