@@ -1,8 +1,14 @@
 //! A bucketized cuckoo hash table keyed by IPv4 flow, as the NAT and LB flow tables of the papers
 //! ("per-core cuckoo hash tables caching up to 10 M flows", shRing §5.2, nicmem §6.3), laid out as DPDK's
 //! `rte_hash` that FastClick uses: 64-byte buckets of 8 (16-bit signature, entry index) slots, and a
-//! separate key-value array. A lookup reads the primary bucket, then the alternate bucket, and the entry of
+//! separate array of entries. A lookup reads the primary bucket, then the alternate bucket, and the entry of
 //! each matching signature; inserts move entries along a cuckoo path found before anything is moved.
+//!
+//! Where a flow's value lives is the table's [`Layout`]: beside its key in the entry, or, as FastClick's
+//! flow manager keeps NF state, in a 64-byte flow control block of an array indexed by the key's position
+//! in `rte_hash`'s key store (FastClick `elements/research/flowipmanager.cc`: `fcb = fcbs +
+//! _flow_state_size_full * ret`, with `ret` from `rte_hash_lookup`), which every packet of the flow reads
+//! and writes (its elements' state and the flow's last-seen time).
 
 use crate::flow::{FlowKey, HASH_WORK};
 use ifaces::Probe;
@@ -36,6 +42,36 @@ struct Entry<V> {
     value: V,
 }
 
+/// Where each flow's value lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// In the entry, beside the key (one line for both).
+    #[default]
+    Inline,
+    /// In a 64-byte flow control block of its own, indexed by the key's position (FastClick's flow
+    /// manager): one more line per packet, read and written.
+    ControlBlock,
+}
+
+impl Layout {
+    /// The `state` app parameter: `inline` (default) or `fcb` (a flow control block per flow, as
+    /// FastClick's flow manager keeps it; the FastClick runtime sets it for the NFs it hosts).
+    pub fn read(r: &mut crate::params::Reader<'_>) -> Result<Layout, crate::AppError> {
+        Ok(match r.choice("state", &["inline", "fcb"])? {
+            "fcb" => Layout::ControlBlock,
+            _ => Layout::Inline,
+        })
+    }
+}
+
+/// A flow control block: the flow's value and when it was last seen, alone in a cache line.
+#[derive(Debug, Clone, Copy)]
+#[repr(C, align(64))]
+struct ControlBlock<V> {
+    value: V,
+    last_seen: u64,
+}
+
 /// The table is full: no free slot within a cuckoo path of `MAX_PATH` moves, or no entry left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TableFull;
@@ -46,6 +82,10 @@ pub struct TableFull;
 pub struct CuckooTable<V> {
     buckets: Vec<Bucket>,
     entries: Vec<Entry<V>>,
+    /// With [`Layout::ControlBlock`], each entry's value and last-seen time, at the entry's index.
+    blocks: Option<Vec<ControlBlock<V>>>,
+    /// Packets looked up so far (the last-seen time a control block records).
+    clock: u64,
     mask: usize,
     capacity: usize,
 }
@@ -58,27 +98,33 @@ struct Place {
 }
 
 impl<V: Copy> CuckooTable<V> {
-    /// A table for up to `capacity` entries (at least 1). The entry array is reserved, not touched, so
-    /// memory is committed only as flows arrive; the buckets (64 B per 6.8 entries) are zeroed now.
-    pub fn with_capacity(capacity: usize) -> CuckooTable<V> {
+    /// A table for up to `capacity` entries (at least 1) with values laid out as `layout` says. The entry
+    /// and control-block arrays are reserved, not touched, so memory is committed only as flows arrive; the
+    /// buckets (64 B per 6.8 entries) are zeroed now.
+    pub fn with_capacity(capacity: usize, layout: Layout) -> CuckooTable<V> {
         let capacity = capacity.clamp(1, u32::MAX as usize - 1);
         let buckets = ((capacity as f64 / SLOTS as f64 / LOAD).ceil() as usize).next_power_of_two();
         CuckooTable {
             buckets: vec![Bucket::default(); buckets],
             entries: Vec::with_capacity(capacity),
+            blocks: (layout == Layout::ControlBlock).then(|| Vec::with_capacity(capacity)),
+            clock: 0,
             mask: buckets - 1,
             capacity,
         }
     }
 
-    /// The memory of the entry array's whole capacity and of the buckets ([`crate::App::tables`]), in
-    /// that order: the simulator starts the LLC with the tables written last, and the buckets are
-    /// written when the table is built while the entries are only reserved.
+    /// The memory of the control blocks' and the entry array's whole capacity and of the buckets
+    /// ([`crate::App::tables`]), in that order: the simulator starts the LLC with the tables written
+    /// last, and the buckets are written when the table is built while the rest is only reserved.
     pub fn tables(&self) -> Vec<std::ops::Range<usize>> {
-        vec![
-            crate::span(self.entries.as_ptr(), self.entries.capacity()),
-            crate::span(self.buckets.as_ptr(), self.buckets.len()),
-        ]
+        let blocks = self.blocks.iter().map(|b| crate::span(b.as_ptr(), b.capacity()));
+        blocks
+            .chain([
+                crate::span(self.entries.as_ptr(), self.entries.capacity()),
+                crate::span(self.buckets.as_ptr(), self.buckets.len()),
+            ])
+            .collect()
     }
 
     /// Flows stored.
@@ -123,13 +169,25 @@ impl<V: Copy> CuckooTable<V> {
         None
     }
 
-    /// Look `key` up; `hash` must be `key.hash()` (passed in so callers hash once).
-    pub fn get<P: Probe>(&self, p: &mut P, key: &FlowKey, hash: u64) -> Option<V> {
+    /// Look `key` up; `hash` must be `key.hash()` (passed in so callers hash once). With control blocks,
+    /// the flow's block is read for its value and written with the time it was seen.
+    pub fn get<P: Probe>(&mut self, p: &mut P, key: &FlowKey, hash: u64) -> Option<V> {
         p.work(HASH_WORK);
         let pl = self.place(hash);
-        self.find_in(p, pl.primary, pl.sig, key)
-            .or_else(|| self.find_in(p, self.alt(pl.primary, pl.sig), pl.sig, key))
-            .map(|i| self.entries[i].value)
+        let i = self
+            .find_in(p, pl.primary, pl.sig, key)
+            .or_else(|| self.find_in(p, self.alt(pl.primary, pl.sig), pl.sig, key))?;
+        self.clock += 1;
+        Some(match &mut self.blocks {
+            None => self.entries[i].value,
+            Some(blocks) => {
+                let b = &mut blocks[i];
+                p.read(b);
+                b.last_seen = self.clock;
+                p.write(b);
+                b.value
+            }
+        })
     }
 
     fn free_slot(&self, b: usize) -> Option<usize> {
@@ -190,6 +248,10 @@ impl<V: Copy> CuckooTable<V> {
         self.buckets[b].slots[s] = self.entries.len() as u32;
         p.write(&self.buckets[b]);
         p.write(&self.entries[self.entries.len() - 1]);
+        if let Some(blocks) = &mut self.blocks {
+            blocks.push(ControlBlock { value, last_seen: self.clock });
+            p.write(&blocks[blocks.len() - 1]);
+        }
         Ok(())
     }
 }
@@ -207,7 +269,7 @@ mod tests {
     #[test]
     fn holds_what_was_inserted_up_to_high_load() {
         let n = 20_000;
-        let mut t = CuckooTable::<u32>::with_capacity(n);
+        let mut t = CuckooTable::<u32>::with_capacity(n, Layout::Inline);
         let mut p = CountingProbe::default();
         let mut oracle = HashMap::new();
         for i in 0..n as u32 {
@@ -227,7 +289,7 @@ mod tests {
 
     #[test]
     fn lookups_report_buckets_and_entries() {
-        let mut t = CuckooTable::<u64>::with_capacity(64);
+        let mut t = CuckooTable::<u64>::with_capacity(64, Layout::Inline);
         let mut p = CountingProbe::default();
         let k = key(1);
         t.insert(&mut p, k, k.hash(), 9).unwrap();
@@ -235,5 +297,28 @@ mod tests {
         assert_eq!(t.get(&mut p, &k, k.hash()), Some(9));
         // The primary bucket and the entry (a hit in the alternate bucket would add one more bucket).
         assert!(p.touches[0] == 2 || p.touches[0] == 3, "{:?}", p.touches);
+    }
+
+    #[test]
+    fn control_blocks_hold_the_values_in_lines_of_their_own() {
+        let n = 5_000;
+        let mut t = CuckooTable::<u32>::with_capacity(n, Layout::ControlBlock);
+        let mut p = CountingProbe::default();
+        for i in 0..n as u32 {
+            let k = key(i);
+            t.insert(&mut p, k, k.hash(), i + 7).unwrap();
+        }
+        for i in 0..n as u32 {
+            let k = key(i);
+            assert_eq!(t.get(&mut p, &k, k.hash()), Some(i + 7));
+        }
+        let k = key(3);
+        let mut p = CountingProbe::default();
+        t.get(&mut p, &k, k.hash());
+        // The bucket(s), the key, and the flow's control block read then written.
+        assert!(p.touches[0] == 3 || p.touches[0] == 4, "{:?}", p.touches);
+        assert_eq!(p.touches[1], 1, "{:?}", p.touches);
+        assert_eq!(std::mem::size_of::<ControlBlock<u32>>(), 64);
+        assert_eq!(t.tables().len(), 3);
     }
 }

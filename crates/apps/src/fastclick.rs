@@ -19,6 +19,10 @@
 //!   number, its source and the configuration sit next to each constant, and
 //!   `crates/sim/tests/calibration.rs` checks that the simulator still reproduces it (and says which
 //!   value would, after a model change).
+//! - **Flow state in control blocks.** `FlowIPManagerIMP` keeps each flow's NF state in a flow control block
+//!   of an array indexed by the flow's position in `rte_hash` (`elements/research/flowipmanager.cc`), read
+//!   and written by every packet of the flow: the graphs of NAT and LB set their flow table's layout to
+//!   [`crate::cuckoo::Layout::ControlBlock`].
 //! - **A blocking `ToDPDKDevice`** (`BLOCKING true` in every configuration of the artifact): a full Tx ring
 //!   makes the core spin until the NIC has sent packets, instead of dropping them
 //!   ([`crate::Runtime::configure`] sets [`ifaces::TxFull::Wait`]; the engines retry).
@@ -47,6 +51,9 @@ pub struct Graph {
     pub work: u32,
     /// Where [`Graph::work`] comes from.
     pub source: Source,
+    /// Parameters the graph sets on the NF it hosts: a flow manager (`FlowIPManagerIMP`) keeps each
+    /// flow's state in a flow control block (`state=fcb`, [`crate::cuckoo::Layout::ControlBlock`]).
+    pub sets: &'static [(&'static str, &'static str)],
 }
 
 /// Where a graph's work comes from.
@@ -90,7 +97,8 @@ const GRAPHS: &[Graph] = &[
     Graph {
         nf: "nat",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPNAT", "FlowCounter"),
-        work: 812,
+        sets: &[("state", "fcb")],
+        work: 771,
         source: Source::Calibrated(Calibration {
             cores: 14,
             ring: 64,
@@ -103,7 +111,8 @@ const GRAPHS: &[Graph] = &[
     Graph {
         nf: "lb",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPLoadBalancer"),
-        work: 789,
+        sets: &[("state", "fcb")],
+        work: 776,
         source: Source::Calibrated(Calibration {
             cores: 12,
             ring: 64,
@@ -116,6 +125,7 @@ const GRAPHS: &[Graph] = &[
     Graph {
         nf: "workpackage",
         elements: &["FromDPDKDevice", "WorkPackage", "ToDPDKDevice"],
+        sets: &[],
         work: 0,
         source: Source::None(
             "nicmem fig7/fastclick.x.1.npf: the WorkPackage element's work (its random draws and reads) is \

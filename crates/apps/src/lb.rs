@@ -7,9 +7,10 @@
 //! is chosen ([`Select`]) and where flows are remembered ([`FlowTable`]: this cuckoo table, or Maglev's
 //! small flow cache).
 //!
-//! Parameters: `flows=N` flow-table capacity per core (default 1M), `backends=N` servers (default 32).
+//! Parameters: `flows=N` flow-table capacity per core (default 1M), `backends=N` servers (default 32),
+//! `state=inline|fcb` where each flow's backend lives ([`crate::cuckoo::Layout`]).
 
-use crate::cuckoo::CuckooTable;
+use crate::cuckoo::{CuckooTable, Layout};
 use crate::flow::{self, FlowKey};
 use crate::params::Reader;
 use crate::{App, AppError};
@@ -118,9 +119,10 @@ impl Lb {
     /// Build from parameters (see the module documentation).
     pub fn new(mut r: Reader<'_>) -> Result<Lb, AppError> {
         let (backends, flows) = read_common(&mut r, 1_000_000)?;
+        let layout = Layout::read(&mut r)?;
         r.finish()?;
         let select = RoundRobin { next: 0, n: backends.len() as u16 };
-        Ok(Balancer::with(select, backends, CuckooTable::with_capacity(flows)))
+        Ok(Balancer::with(select, backends, CuckooTable::with_capacity(flows, layout)))
     }
 }
 

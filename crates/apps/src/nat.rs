@@ -5,9 +5,10 @@
 //!
 //! Parameters: `flows=N` flows per core (default 1M; the papers use up to 10M), `public=A.B.C.D` first
 //! public address (default 198.18.0.1; public endpoints are striped over cores and span as many
-//! consecutive addresses as the flows need, 64512 ports each).
+//! consecutive addresses as the flows need, 64512 ports each), `state=inline|fcb` where each flow's
+//! translation lives ([`crate::cuckoo::Layout`]).
 
-use crate::cuckoo::CuckooTable;
+use crate::cuckoo::{CuckooTable, Layout};
 use crate::flow::{self, FlowKey};
 use crate::params::Reader;
 use crate::{App, AppError};
@@ -58,6 +59,7 @@ impl Nat {
     pub fn new(mut r: Reader<'_>, core: usize, cores: usize) -> Result<Nat, AppError> {
         let flows = r.count("flows", 1_000_000, 1..=100_000_000)?;
         let public = r.parsed("public", |s| s.parse::<Ipv4Addr>().map_err(|e| format!("'{s}': {e}")))?;
+        let layout = Layout::read(&mut r)?;
         r.finish()?;
         let public = u32::from(public.unwrap_or(Ipv4Addr::new(198, 18, 0, 1)));
         let addrs = (flows * cores as u64).div_ceil(PORTS) as u32;
@@ -65,7 +67,7 @@ impl Nat {
             return Err(AppError::Param { app: "nat", message: format!("public: {addrs} addresses do not fit") });
         }
         Ok(Nat {
-            table: CuckooTable::with_capacity(2 * flows as usize),
+            table: CuckooTable::with_capacity(2 * flows as usize, layout),
             public,
             addrs,
             core: core as u64,

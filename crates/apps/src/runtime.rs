@@ -77,7 +77,9 @@ impl Hosted<AnyApp> {
             Runtime::Native => None,
             Runtime::FastClick => Some(Graph::of(name)?),
         };
-        Ok(AnyApp::for_cores(name, params, cores)?.into_iter().map(|app| Hosted { app, graph }).collect())
+        let params =
+            graph.map_or_else(|| params.clone(), |g| g.sets.iter().fold(params.clone(), |p, (k, v)| p.with(k, v)));
+        Ok(AnyApp::for_cores(name, &params, cores)?.into_iter().map(|app| Hosted { app, graph }).collect())
     }
 }
 
