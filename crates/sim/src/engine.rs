@@ -599,9 +599,12 @@ fn wake_core(q: &mut Queue, st: &mut CoreState<'_>, i: usize, t: u64) {
     }
 }
 
-/// Make the transmit engine run at `t` unless it already runs earlier.
+/// Make the transmit engine run at `t`, or when it is done with its current work if that is later,
+/// unless it already runs earlier. (Running it before then would take descriptors off the rings at
+/// the event's time while its clock says it gets to them only later: a hidden queue.)
 #[inline]
 fn schedule_tx(q: &mut Queue, nic: &mut Nic, t: u64) {
+    let t = t.max(nic.tx_free);
     if nic.tx_wake.is_none_or(|w| t < w) {
         nic.tx_wake = Some(t);
         q.push(t, Event::NicTx);

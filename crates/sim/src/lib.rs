@@ -22,6 +22,7 @@ pub mod dram;
 pub mod engine;
 pub mod event;
 mod host;
+pub mod link;
 pub mod machine;
 pub mod memory;
 pub mod nic;

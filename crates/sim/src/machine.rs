@@ -28,6 +28,8 @@ pub struct Machine {
     pub atomic_ps: u64,
     /// L1D fill buffers per core (how many prefetch fills overlap).
     pub fill_buffers: u64,
+    /// What a DMA read the LLC cannot serve adds beyond DRAM's latency, ps.
+    pub read_miss_ps: u64,
     /// Host addresses of the NIC's own memory (nicmem §4.1), empty if the design has none: NIC accesses
     /// to it stay on the NIC, core accesses cross PCIe uncached ([`crate::probe`]).
     pub nicmem: Range<usize>,
@@ -50,6 +52,10 @@ impl Machine {
             cycle_ps_f: cycle,
             atomic_ps: (f64::from(p.cpu.atomic_cycles) * cycle) as u64,
             fill_buffers: u64::from(p.cpu.fill_buffers.max(1)),
+            read_miss_ps: std::env::var("RXLAB_HACK_MISS_NS")
+                .ok()
+                .and_then(|v| v.parse::<f64>().ok())
+                .map_or((p.pcie.read_miss_ns * 1000.0) as u64, |x| (x * 1000.0) as u64),
             nicmem: 0..0,
             data: std::iter::once(arena.0..arena.0 + arena.1).collect(),
         }

@@ -14,6 +14,7 @@
 //! the wire once its data read completed and the ports are free (the ports are modelled as one link of
 //! their summed speed).
 
+use crate::link::Link;
 use crate::profile::Profile;
 use std::collections::VecDeque;
 use wire::frame::wire_bits;
@@ -36,7 +37,7 @@ pub struct Nic {
     pub tx_wake: Option<u64>,
     /// Packets one transmit run may send.
     pub tx_batch: usize,
-    wire_free: u64,
+    wire: Link,
     wire_ps_per_bit: f64,
 }
 
@@ -53,7 +54,7 @@ impl Nic {
             tx_free: 0,
             tx_wake: None,
             tx_batch: p.nic.prefetch.max(1) as usize,
-            wire_free: 0,
+            wire: Link::default(),
             wire_ps_per_bit: 1000.0 / (p.nic.port_gbps * f64::from(p.nic.ports)),
         }
     }
@@ -88,12 +89,11 @@ impl Nic {
     }
 
     /// A frame of `frame_len` bytes (FCS included) whose data is at the NIC at `ready` goes out;
-    /// returns when its last bit leaves.
+    /// returns when its last bit leaves. The ports send frames in the order their data arrived
+    /// ([`Link`]): one whose reads waited does not hold back others of other queues.
     #[inline]
     pub fn wire_out(&mut self, ready: u64, frame_len: usize) -> u64 {
-        let start = ready.max(self.wire_free);
-        self.wire_free = start + (wire_bits(frame_len) as f64 * self.wire_ps_per_bit) as u64;
-        self.wire_free
+        self.wire.send(ready, (wire_bits(frame_len) as f64 * self.wire_ps_per_bit) as u64)
     }
 }
 

@@ -11,6 +11,7 @@
 //! from issue to completion, as a PCIe analyser (NVIDIA's Neo-Host in shRing §5.1) measures it; the time
 //! a request waited for a slot is not part of it.
 
+use crate::link::Link;
 use crate::profile::PcieParams;
 use serde::Serialize;
 use std::cmp::Reverse;
@@ -46,36 +47,20 @@ pub struct DirStats {
     pub data_bytes: u64,
 }
 
-/// One direction of the link group: a FIFO server.
+/// One direction of the link group: a [`Link`] and its counters.
 #[derive(Debug, Clone, Default)]
 struct Dir {
-    free_ps: u64,
+    link: Link,
     stats: DirStats,
 }
 
 impl Dir {
-    /// A read request of `wire` bytes issued at `issue`, perhaps later than traffic already placed on
-    /// this FIFO link (it waited for a read slot): it takes its share of the link's capacity now, so that
-    /// the link does not sit idle until its issue, and leaves one serialization time after its issue.
-    #[inline]
-    fn send_request(&mut self, issue: u64, wire: u64, ps_per_byte: f64) -> u64 {
-        let ser = (wire as f64 * ps_per_byte) as u64;
-        if issue <= self.free_ps {
-            return self.send(issue, wire, 0, ps_per_byte);
-        }
-        self.free_ps += ser;
-        self.stats.wire_bytes += wire;
-        issue + ser
-    }
-
-    /// Serialize `wire` bytes (carrying `payload`) from `now`; returns when the last byte is sent.
+    /// Send `wire` bytes (carrying `payload`) ready at `now`; returns when the last byte is sent.
     #[inline]
     fn send(&mut self, now: u64, wire: u64, payload: u64, ps_per_byte: f64) -> u64 {
-        let start = now.max(self.free_ps);
-        self.free_ps = start + (wire as f64 * ps_per_byte) as u64;
         self.stats.wire_bytes += wire;
         self.stats.payload_bytes += payload;
-        self.free_ps
+        self.link.send(now, (wire as f64 * ps_per_byte) as u64)
     }
 }
 
@@ -168,7 +153,7 @@ impl Pcie {
             if slotted {
                 issue = self.take_slot(issue);
             }
-            let sent = self.to_host.send_request(issue, MRD_BYTES, self.ps_per_byte);
+            let sent = self.to_host.send(issue, MRD_BYTES, 0, self.ps_per_byte);
             let wire = self.completion_wire(req);
             let ser = self.wire_ps(wire);
             let ready = sent.max(issue + (self.read_base_ps + self.read_per_byte_ps * req as f64) as u64 + extra_ps);
@@ -278,7 +263,7 @@ mod tests {
         for _ in 0..n {
             op(pcie, len);
         }
-        let end = pcie.to_host.free_ps.max(pcie.to_device.free_ps);
+        let end = pcie.to_host.link.free_at().max(pcie.to_device.link.free_at());
         (n * len * 8) as f64 / end as f64 * 1e3
     }
 
@@ -327,14 +312,14 @@ mod tests {
             for _ in 0..50_000 {
                 receive(&mut p, frame, false);
             }
-            let got = (50_000 * (frame - 4) * 8) as f64 / p.to_host.free_ps as f64 * 1e3;
+            let got = (50_000 * (frame - 4) * 8) as f64 / p.to_host.link.free_at() as f64 * 1e3;
             assert!(close(got, want), "{frame} B receive: {got:.1} vs {want}");
             // With the 24 B descriptor read request counted, the data share drops accordingly.
             let mut p = link(8.0);
             for _ in 0..50_000 {
                 receive(&mut p, frame, true);
             }
-            let fixed = (50_000 * (frame - 4) * 8) as f64 / p.to_host.free_ps as f64 * 1e3;
+            let fixed = (50_000 * (frame - 4) * 8) as f64 / p.to_host.link.free_at() as f64 * 1e3;
             let w = (p.write_wire(frame - 4) + p.write_wire(16)) as f64;
             let expect = want * w / (w + MRD_BYTES as f64);
             assert!(close(fixed, expect), "{frame} B with request: {fixed:.1} vs {expect:.1}");

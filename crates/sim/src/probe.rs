@@ -10,7 +10,10 @@
 //! - `lock` makes the core wait until the previous holder's `unlock` in virtual time.
 //! - NIC touches are DMA: writes go through DDIO and are serialized on PCIe (the NIC's clock moves to
 //!   the end of the write); reads look up the LLC (DRAM on a miss, adding the DRAM latency beyond an
-//!   LLC hit), wait for a free read slot, and complete a PCIe round trip later without stalling the NIC.
+//!   LLC hit, and the profile's extra latency of the host's I/O path to memory), and complete a PCIe
+//!   round trip later without stalling the NIC; packet-data reads first wait for one of the NIC's read
+//!   slots, which moves the NIC's clock. The links serve transfers by ready time ([`crate::link`]), so a
+//!   step whose clock ran ahead does not hold back other agents' earlier traffic.
 //! - `depend` (after a descriptor fetch the NIC's prefetcher did not issue ahead of need, which the
 //!   design's prefetch cache decides) makes the NIC wait for the fetch's data.
 //! - A core's software prefetch fills its lines at once and costs, per line that missed the L1, the fill
@@ -159,7 +162,7 @@ impl<'m> SimProbe<'m> {
             let mut misses = 0;
             self.m.addr.runs(addr, len, |first, n| misses += mem.nic_read(first, n, now));
             let extra = if misses > 0 {
-                self.m.mem.dram.latency_ps(now).saturating_sub(self.m.mem.llc_latency_ps())
+                self.m.mem.dram.latency_ps(now).saturating_sub(self.m.mem.llc_latency_ps()) + self.m.read_miss_ps
             } else {
                 0
             };

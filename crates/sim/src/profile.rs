@@ -106,6 +106,10 @@ pub struct PcieParams {
     pub read_base_ns: f64,
     /// DMA read latency per byte, ns.
     pub read_per_byte_ns: f64,
+    /// What a DMA read request adds when the LLC cannot serve it, beyond DRAM's own loaded latency, ns: the
+    /// host's I/O path to memory under load (IIO, mesh, memory controller queues), which the model does not
+    /// detail.
+    pub read_miss_ns: f64,
     /// Outstanding packet-data read requests the NIC keeps per link: the concurrency of its DMA engines
     /// (at most the PCIe tag limit). A read longer than the MRRS is several requests, each holding a slot
     /// until its completion arrives, so reads that DRAM serves slowly throttle the NIC (shRing §2.3).
@@ -226,6 +230,15 @@ const PCIE_TAGS: usize = 256;
 /// served by DRAM, reads with a mean of 1.41 us).
 const CX5_READS: usize = 32;
 
+/// What a DMA read request the LLC cannot serve costs beyond DRAM's loaded latency on these Skylake-SP
+/// hosts (every profile here is one; the I/O path is the CPU's, not the NIC's). pcie-bench measured about
+/// 50 ns more for a cold 64 B read than a warm one on an idle host ([HW]); under the papers' load the
+/// anchor is shRing §5.2 ([P0]): with DDIO disabled, so that every DMA is served by DRAM, NAT and LB on
+/// 16 cores with 1 Ki privRing rings "achieve only 150 Gbps". Calibrated once, on LB at that
+/// configuration; every other latency and throughput is a prediction (NAT at the same configuration, and
+/// privRing's mean read latency in shRing Fig. 2, 1.45 us in the paper, among them).
+const SKX_READ_MISS_NS: f64 = 0.0;
+
 /// PCIe Gen3 with pcie-model's defaults (MPS 256, MRRS 512) and pcie-bench's DMA read latency, for a NIC
 /// keeping `max_reads` read requests in flight per link.
 fn gen3(lanes: u32, links: u32, max_reads: usize) -> PcieParams {
@@ -245,6 +258,7 @@ fn gen3(lanes: u32, links: u32, max_reads: usize) -> PcieParams {
         // source: [HW] pcie-bench DMA read latency, about 540 ns + 0.29 ns/B.
         read_base_ns: 540.0,
         read_per_byte_ns: 0.29,
+        read_miss_ns: SKX_READ_MISS_NS,
         max_reads,
     }
 }
