@@ -283,11 +283,9 @@ pub fn run_design<D: Design, A: App>(
     } else {
         arrivals_done = true;
     }
-    let hack_start: u64 =
-        std::env::var("RXLAB_HACK_START_US").ok().and_then(|v| v.parse().ok()).unwrap_or(0) * 1_000_000;
     for (i, st) in core_state.iter_mut().enumerate() {
-        st.scheduled = Some(hack_start);
-        q.push(hack_start, Event::Core(i as u16));
+        st.scheduled = Some(0);
+        q.push(0, Event::Core(i as u16));
     }
     q.push(win.0, Event::WindowStart);
     q.push(win.1, Event::WindowEnd);

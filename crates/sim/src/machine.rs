@@ -52,10 +52,7 @@ impl Machine {
             cycle_ps_f: cycle,
             atomic_ps: (f64::from(p.cpu.atomic_cycles) * cycle) as u64,
             fill_buffers: u64::from(p.cpu.fill_buffers.max(1)),
-            read_miss_ps: std::env::var("RXLAB_HACK_MISS_NS")
-                .ok()
-                .and_then(|v| v.parse::<f64>().ok())
-                .map_or((p.pcie.read_miss_ns * 1000.0) as u64, |x| (x * 1000.0) as u64),
+            read_miss_ps: (p.pcie.read_miss_ns * 1000.0) as u64,
             nicmem: 0..0,
             data: std::iter::once(arena.0..arena.0 + arena.1).collect(),
         }

@@ -237,7 +237,7 @@ const CX5_READS: usize = 32;
 /// 16 cores with 1 Ki privRing rings "achieve only 150 Gbps". Calibrated once, on LB at that
 /// configuration; every other latency and throughput is a prediction (NAT at the same configuration, and
 /// privRing's mean read latency in shRing Fig. 2, 1.45 us in the paper, among them).
-const SKX_READ_MISS_NS: f64 = 0.0;
+const SKX_READ_MISS_NS: f64 = 1010.0;
 
 /// PCIe Gen3 with pcie-model's defaults (MPS 256, MRRS 512) and pcie-bench's DMA read latency, for a NIC
 /// keeping `max_reads` read requests in flight per link.
