@@ -237,6 +237,14 @@ pub struct Params {
     /// Simulator: override the profile's DDIO ways (0 turns DDIO off).
     #[arg(long)]
     pub ddio_ways: Option<usize>,
+    /// Simulator: the LLC's replacement policy, `lru` (true LRU) or `qlru` (QLRU_H11_M1_R0_U0, measured
+    /// in Skylake-family L3s) [default: the profile's].
+    #[arg(long)]
+    pub llc_policy: Option<String>,
+    /// Simulator: spread LLC lines over slices with the profile's slice hash; `false` indexes the LLC's
+    /// sets by the low line bits as one slice [default: the profile's].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub llc_hash: Option<bool>,
     /// Simulator: arrival process [default: paced].
     #[arg(long, value_enum)]
     pub arrivals: Option<Arrivals>,
