@@ -7,24 +7,28 @@
 //! (one vector compare) and reads the full tag only of a way whose fingerprint matches, so a miss usually
 //! reads one host line. A DMA sweep over consecutive lines walks the array in consecutive records.
 //!
-//! Placement ([`Index`]): a cache either indexes its sets by the low bits of the line address, or, as
+//! Placement ([`Placement`]): a cache either indexes its sets by the low bits of the line address, or, as
 //! Intel's LLCs do, first spreads lines over slices with a published slice hash ([`crate::slices`]) and
 //! then indexes the set within the slice by the low bits. The records of a sliced cache are ordered so
 //! that the lines of an aligned block, which the hash sends to different slices, still have consecutive
 //! records; this is host layout only.
 //!
-//! Replacement ([`Policy`]): true LRU, or the QLRU variant that Abel and Reineke measured in the L3 of
-//! Skylake-family CPUs (\[AR20\] below).
+//! Replacement ([`Policy`]): true LRU, or the QLRU policies that Abel and Reineke measured in the L3 of
+//! Skylake-family CPUs (\[AR20\] below), with or without their set dueling.
 //!
 //! - \[AR20\] A. Abel, J. Reineke, "nanoBench: A Low-Overhead Tool for Running Microbenchmarks on x86
 //!   Systems", ISPASS 2020 (arXiv:1911.03282), §VI, and their results at uops.info/cache.html. The
 //!   policies are defined by nanoBench's simulator, `tools/CacheAnalyzer/cacheSim.py` (`QLRUSim` with
 //!   `QLRUHitFuncs`, `QLRUMissFuncs`, `QLRUReplIdxFuncs`, `QLRUUpdFuncs`), which the tests here replay.
+//! - \[DIP\] M. K. Qureshi, A. Jaleel, Y. N. Patt, S. C. Steely Jr., J. Emer, "Adaptive Insertion
+//!   Policies for High Performance Caching", ISCA 2007: set dueling, leader sets of each policy and a
+//!   10-bit saturating selector (PSEL) that their misses move; follower sets use the policy whose
+//!   leaders miss less.
 //! - \[RRIP\] A. Jaleel, K. B. Theobald, S. C. Steely Jr., J. Emer, "High Performance Cache Replacement
 //!   Using Re-Reference Interval Prediction (RRIP)", ISCA 2010: the victim search of 2-bit age policies
 //!   (find the first line of the oldest age, else age every line and search again).
 
-use crate::slices::{LinePermutation, SliceHash};
+use crate::slices::{MAX_SLICES, Placement};
 
 /// Most ways a cache may have.
 pub const MAX_WAYS: usize = 16;
@@ -45,8 +49,15 @@ struct Set {
     flag_a: u16,
     /// Owner-defined flag B (the LLC: a core holds the line modified).
     flag_b: u16,
+    /// The set's slice.
+    slice: u8,
+    /// Its part in set dueling.
+    role: Role,
     tags: [u32; MAX_WAYS],
 }
+
+// A set record is two host cache lines; the lookup reads the first.
+const _: () = assert!(std::mem::size_of::<Set>() == 128 && std::mem::offset_of!(Set, tags) <= 64);
 
 /// Of 16 bytes, the ones equal to `b`, as a bit mask (bit i for byte i): one byte-compare and one mask
 /// extraction.
@@ -86,7 +97,7 @@ impl Key {
 
 /// How a cache chooses the line to replace and ages the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Policy {
     /// True LRU: ages are the ways' recency ranks (0 the most recent), a permutation of `0..ways`.
     Lru,
@@ -99,10 +110,21 @@ pub enum Policy {
     /// set until one of them has it, as RRIP's victim search does (\[RRIP\]): an assumption, since no
     /// measurement of way-restricted fills has been published.
     Qlru,
+    /// The adaptive L3 policy of \[AR20\]: fixed-policy leader sets run [`Policy::Qlru`] or its variant
+    /// QLRU_H11_MR161_R0_U0, which fills at age 1 with probability 1/16 and at age 3 otherwise (the
+    /// `MR31` insertion of nanoBench's simulator), and the other sets follow the leaders that miss less
+    /// (set dueling, \[DIP\]). The QLRU_H11_M1_R0_U0 leaders are the sets uops.info lists for Coffee
+    /// Lake and Ice Lake L3s: in every 1024 sets of a slice, those whose index bits 9..5 equal bits 4..0
+    /// with bit 1 clear (sets 0, 33, 132, 165, ...). Assumptions where nothing is published for these
+    /// CPUs: the MR161 leaders are the rest of that diagonal (bit 1 set); each slice has its own 10-bit
+    /// selector, as in \[DIP\], starting at its midpoint, moved by every fill (miss) of a leader set;
+    /// followers fill as MR161 while it is above the midpoint; the 1/16 draws come from a fixed xorshift
+    /// stream (hardware uses some pseudo-random source), so runs stay deterministic.
+    QlruAdaptive,
 }
 
 /// The names [`Policy::from_str`](std::str::FromStr) accepts, in [`Policy`] order.
-pub const POLICY_NAMES: &[&str] = &["lru", "qlru"];
+pub const POLICY_NAMES: &[&str] = &["lru", "qlru", "qlru-adaptive"];
 
 impl std::str::FromStr for Policy {
     type Err = String;
@@ -110,6 +132,7 @@ impl std::str::FromStr for Policy {
         match s {
             "lru" => Ok(Policy::Lru),
             "qlru" => Ok(Policy::Qlru),
+            "qlru-adaptive" => Ok(Policy::QlruAdaptive),
             _ => Err(format!("unknown LLC policy '{s}' (known: {})", POLICY_NAMES.join(", "))),
         }
     }
@@ -120,6 +143,7 @@ impl std::fmt::Display for Policy {
         f.write_str(match self {
             Policy::Lru => "LRU",
             Policy::Qlru => "QLRU_H11_M1_R0_U0",
+            Policy::QlruAdaptive => "adaptive QLRU_H11_M1_R0_U0 / QLRU_H11_MR161_R0_U0",
         })
     }
 }
@@ -128,11 +152,109 @@ impl std::fmt::Display for Policy {
 const QLRU_OLD: u8 = 3;
 /// The age of a line QLRU fills (M1).
 const QLRU_FILL: u8 = 1;
+/// The largest value of a set-dueling selector (10 bits, \[DIP\]).
+const PSEL_MAX: u16 = 1023;
+
+/// A set's part in set dueling ([`Policy::QlruAdaptive`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Role {
+    /// Always fills as QLRU_H11_M1_R0_U0; its misses count for the other policy.
+    LeadsM1,
+    /// Always fills as QLRU_H11_MR161_R0_U0; its misses count for the first.
+    LeadsMr161,
+    /// Fills as its slice's selector says.
+    Follows,
+}
+
+impl Role {
+    /// The role of the set indexed `in_slice` within its slice.
+    #[inline(always)]
+    fn of(in_slice: usize) -> Role {
+        let (high, low) = (in_slice >> 5 & 31, in_slice & 31);
+        match (high == low, low & 2 == 0) {
+            (false, _) => Role::Follows,
+            (true, true) => Role::LeadsM1,
+            (true, false) => Role::LeadsMr161,
+        }
+    }
+}
+
+/// Set-dueling state of a [`Policy::QlruAdaptive`] cache.
+#[derive(Debug, Clone)]
+struct Duel {
+    /// Per slice, the selector: a fill of a QLRU_H11_M1_R0_U0 leader counts up, one of an MR161 leader
+    /// down; followers fill as MR161 while it is above the midpoint.
+    psel: [u16; MAX_SLICES],
+    /// State of the generator of MR161's one-in-sixteen draws: a 32-bit linear congruential generator
+    /// (Numerical Recipes' constants), whose top four bits are the draw.
+    rng: u32,
+}
+
+impl Duel {
+    /// Selectors at their midpoint.
+    fn new() -> Duel {
+        Duel { psel: [PSEL_MAX / 2; MAX_SLICES], rng: 0x9E37_79B9 }
+    }
+
+    /// The age QLRU_H11_MR161_R0_U0 fills at: 1 one time in sixteen, else 3.
+    #[inline(always)]
+    fn mr161(&mut self) -> u8 {
+        self.rng = self.rng.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        if self.rng >> 28 == 0 { QLRU_FILL } else { QLRU_OLD }
+    }
+
+    /// The age a fill of set `s` inserts at under `policy`, counting the fill if `s` leads.
+    #[inline(always)]
+    fn fill_age(&mut self, policy: Policy, s: &Set) -> u8 {
+        if policy != Policy::QlruAdaptive {
+            return QLRU_FILL;
+        }
+        let psel = &mut self.psel[usize::from(s.slice) & (MAX_SLICES - 1)];
+        match s.role {
+            Role::LeadsM1 => {
+                *psel = (*psel + 1).min(PSEL_MAX);
+                QLRU_FILL
+            }
+            Role::LeadsMr161 => {
+                *psel = psel.saturating_sub(1);
+                self.mr161()
+            }
+            Role::Follows if *psel > PSEL_MAX / 2 => self.mr161(),
+            Role::Follows => QLRU_FILL,
+        }
+    }
+}
+
+/// A replacement policy chosen when a cache is built ([`Policy`], the LLC's) or at compile time
+/// ([`Lru`], the private caches'), so that the private caches' lookups compile to LRU alone.
+pub trait Replacement: Copy + std::fmt::Debug {
+    /// The policy.
+    fn policy(self) -> Policy;
+}
+
+impl Replacement for Policy {
+    #[inline(always)]
+    fn policy(self) -> Policy {
+        self
+    }
+}
+
+/// [`Policy::Lru`], fixed at compile time.
+#[derive(Debug, Clone, Copy)]
+pub struct Lru;
+
+impl Replacement for Lru {
+    #[inline(always)]
+    fn policy(self) -> Policy {
+        Policy::Lru
+    }
+}
 
 /// What a set's replacement needs from its cache, computed once.
 #[derive(Debug, Clone, Copy)]
-struct Repl {
-    policy: Policy,
+struct Repl<R> {
+    policy: R,
     /// Mask of every way.
     all: u16,
     /// LRU: the rank of the least recently used way, `ways - 1`.
@@ -198,95 +320,55 @@ pub struct Shootdown {
     pub replaced_dirty: Option<bool>,
 }
 
-/// How line addresses map to set records: the set within the slice is the low `set_bits` bits of the
-/// line; with `k` slice bits, the record is those bits with the line's slice permutation
-/// ([`LinePermutation`]) put in between the low `k` bits and the rest. The slice is the low `k` bits
-/// XOR that permutation ([`crate::slices`]), so each (slice, set) pair has its own record, and the
-/// `2^k` lines of an aligned block, one per slice, have consecutive records.
-#[derive(Debug, Clone)]
-struct Index {
-    /// Line bits that index a set within a slice (the tag is the bits above).
-    set_bits: u32,
-    /// Slice bits `k`, 0 without slices.
-    slice_bits: u32,
-    /// Aligned blocks of `2^run_bits` lines have consecutive records and one tag.
-    run_bits: u32,
-    /// The slice permutation of each line, if there are slices.
-    perm: Option<Box<LinePermutation>>,
+/// The record and key of `line` under `p`.
+#[inline(always)]
+fn split<P: Placement>(p: &P, line: u64) -> (usize, Key) {
+    let tag = line >> p.set_bits();
+    debug_assert!(tag < u64::from(INVALID), "line {line:#x} does not fit a 32-bit tag");
+    (p.record(line), Key::new(tag as u32))
 }
 
-impl Index {
-    /// Sets indexed by the low bits of `sets_per_slice` (a power of two), spread over slices by `hash`.
-    fn new(sets_per_slice: usize, hash: Option<&SliceHash>) -> Index {
-        let (set_bits, slice_bits) = (sets_per_slice.trailing_zeros(), hash.map_or(0, SliceHash::bits));
-        assert!(set_bits >= slice_bits, "a slice has at least as many sets as there are slices");
-        Index {
-            set_bits,
-            slice_bits,
-            run_bits: if slice_bits > 0 { slice_bits } else { set_bits },
-            perm: hash.map(|h| Box::new(LinePermutation::new(h))),
-        }
-    }
+/// The line address of the line tagged `tag` in record `record` under `p`.
+#[inline(always)]
+fn line_of<P: Placement>(p: &P, record: usize, tag: u32) -> u64 {
+    (u64::from(tag) << p.set_bits()) | p.in_slice(record) as u64
+}
 
-    /// The record of `line`'s set.
-    #[inline(always)]
-    fn record(&self, line: u64) -> usize {
-        let in_slice = line as usize & ((1 << self.set_bits) - 1);
-        let Some(perm) = &self.perm else { return in_slice };
-        let k = self.slice_bits;
-        ((in_slice >> k) << (2 * k)) | (perm.of(line) << k) | (in_slice & ((1 << k) - 1))
-    }
-
-    /// The record and key of `line`.
-    #[inline(always)]
-    fn split(&self, line: u64) -> (usize, Key) {
-        let tag = line >> self.set_bits;
-        debug_assert!(tag < u64::from(INVALID), "line {line:#x} does not fit a 32-bit tag");
-        (self.record(line), Key::new(tag as u32))
-    }
-
-    /// The line address of the line tagged `tag` in record `record`.
-    #[inline(always)]
-    fn line(&self, record: usize, tag: u32) -> u64 {
-        let k = self.slice_bits;
-        let in_slice = ((record >> (2 * k)) << k) | (record & ((1 << k) - 1));
-        (u64::from(tag) << self.set_bits) | in_slice as u64
-    }
-
-    /// The `n` lines from `first` as stretches of consecutive records that share a key, each (first
-    /// record, number of records, key).
-    #[inline(always)]
-    fn stretches(&self, first: u64, n: u64) -> impl Iterator<Item = (usize, usize, Key)> + use<'_> {
-        let block = 1u64 << self.run_bits;
-        let (mut line, end) = (first, first + n);
-        std::iter::from_fn(move || {
-            (line < end).then(|| {
-                let count = (end - line).min(block - (line & (block - 1)));
-                let (record, key) = self.split(line);
-                line += count;
-                (record, count as usize, key)
-            })
+/// The `n` lines from `first` as stretches of consecutive records that share a key under `p`, each
+/// (first record, number of records, key).
+#[inline(always)]
+fn stretches<P: Placement>(p: &P, first: u64, n: u64) -> impl Iterator<Item = (usize, usize, Key)> + use<'_, P> {
+    let block = 1u64 << p.run_bits();
+    let (mut line, end) = (first, first + n);
+    std::iter::from_fn(move || {
+        (line < end).then(|| {
+            let count = (end - line).min(block - (line & (block - 1)));
+            let (record, key) = split(p, line);
+            line += count;
+            (record, count as usize, key)
         })
-    }
+    })
 }
 
-/// A set-associative array of `sets` x `ways` lines.
+/// A set-associative array of `sets` x `ways` lines, replacing by `R` and placing lines by `P`.
 #[derive(Debug, Clone)]
-pub struct SetAssoc {
-    index: Index,
-    repl: Repl,
+pub struct SetAssoc<R: Replacement, P: Placement> {
+    index: P,
+    repl: Repl<R>,
+    duel: Duel,
     sets: Vec<Set>,
 }
 
 impl Set {
-    /// An empty set of `ways` ways under `policy`.
-    fn empty(ways: usize, policy: Policy) -> Set {
+    /// An empty set of `ways` ways under `policy`, with index `in_slice` in slice `slice`.
+    fn empty(ways: usize, policy: Policy, slice: usize, in_slice: usize) -> Set {
         let age = std::array::from_fn(|w| match policy {
             Policy::Lru if w < ways => w as u8,
             Policy::Lru => u8::MAX,
-            Policy::Qlru => QLRU_OLD,
+            Policy::Qlru | Policy::QlruAdaptive => QLRU_OLD,
         });
-        Set { fp: [0; MAX_WAYS], age, valid: 0, dirty: 0, flag_a: 0, flag_b: 0, tags: [INVALID; MAX_WAYS] }
+        let (slice, role) = (slice as u8, Role::of(in_slice));
+        Set { fp: [0; MAX_WAYS], age, valid: 0, dirty: 0, flag_a: 0, flag_b: 0, slice, role, tags: [INVALID; MAX_WAYS] }
     }
 
     /// The way holding `k`, if any: the ways whose fingerprint matches, checked against the full tag.
@@ -305,13 +387,12 @@ impl Set {
 
     /// Age the set for a hit on `way`.
     #[inline(always)]
-    fn hit(&mut self, way: u32, r: Repl) {
-        match r.policy {
+    fn hit<R: Replacement>(&mut self, way: u32, r: Repl<R>) {
+        match r.policy.policy() {
             Policy::Lru => self.lru_touch(way),
-            Policy::Qlru => {
-                // H11: 3 and 2 become 1, 1 becomes 0.
-                self.age[way as usize & (MAX_WAYS - 1)] >>= 1;
-                self.qlru_normalize(r.all);
+            // H11: 3 and 2 become 1, 1 becomes 0.
+            Policy::Qlru | Policy::QlruAdaptive => {
+                self.qlru_age(way, self.age[way as usize & (MAX_WAYS - 1)] >> 1, r.all)
             }
         }
     }
@@ -333,10 +414,16 @@ impl Set {
         (1..=QLRU_OLD).rev().find(|&a| bytes_equal(self.age, a) & mask != 0).unwrap_or(0)
     }
 
-    /// U0: if no way of `all` has age 3, age every way by the same amount so that one has.
+    /// Give `way` age `age`, then apply U0: if no way of `all` has age 3, age every way by the same
+    /// amount so that one has. Some way of a QLRU set always has age 3 (an empty set's are all 3, U0
+    /// follows every access, and a victim search ages until one is), so only a way that was 3 can have
+    /// taken the last 3 away.
     #[inline(always)]
-    fn qlru_normalize(&mut self, all: u16) {
-        if bytes_equal(self.age, QLRU_OLD) & all == 0 {
+    fn qlru_age(&mut self, way: u32, age: u8, all: u16) {
+        let a = &mut self.age[way as usize & (MAX_WAYS - 1)];
+        let was_old = *a == QLRU_OLD;
+        *a = age;
+        if was_old && age != QLRU_OLD && bytes_equal(self.age, QLRU_OLD) & all == 0 {
             let d = QLRU_OLD - self.qlru_max(all);
             self.age.iter_mut().for_each(|a| *a = a.wrapping_add(d));
         }
@@ -345,14 +432,14 @@ impl Set {
     /// The way of `mask` (non-empty) to replace: an invalid one if there is one, else the policy's
     /// victim. QLRU may age the set to find it ([`Policy::Qlru`]).
     #[inline(always)]
-    fn victim(&mut self, mask: u16, r: Repl) -> u32 {
+    fn victim<R: Replacement>(&mut self, mask: u16, r: Repl<R>) -> u32 {
         let free = mask & !self.valid;
         if free != 0 {
             return free.trailing_zeros();
         }
-        match r.policy {
+        match r.policy.policy() {
             Policy::Lru => self.lru_victim(mask, r),
-            Policy::Qlru => self.qlru_victim(mask),
+            Policy::Qlru | Policy::QlruAdaptive => self.qlru_victim(mask),
         }
     }
 
@@ -362,7 +449,7 @@ impl Set {
     /// the least recently used of all ways is the one aged `ways - 1`, the only byte of that value; a
     /// narrower mask (the DDIO ways) scans only its own ways.
     #[inline(always)]
-    fn lru_victim(&self, mask: u16, r: Repl) -> u32 {
+    fn lru_victim<R: Replacement>(&self, mask: u16, r: Repl<R>) -> u32 {
         if mask == r.all {
             return bytes_equal(self.age, r.oldest).trailing_zeros();
         }
@@ -391,10 +478,10 @@ impl Set {
         (bytes_equal(self.age, QLRU_OLD) & mask).trailing_zeros()
     }
 
-    /// Fill `way` with `k` as the policy fills, with both flags clear. Returns the tag it replaced with
-    /// that line's dirty bit and flag A, if the way was valid.
+    /// Fill `way` with `k` as the policy fills (QLRU: at age `age`), with both flags clear. Returns the
+    /// tag it replaced with that line's dirty bit and flag A, if the way was valid.
     #[inline(always)]
-    fn put(&mut self, way: u32, k: Key, dirty: bool, r: Repl) -> Option<(u32, bool, bool)> {
+    fn put<R: Replacement>(&mut self, way: u32, k: Key, dirty: bool, r: Repl<R>, age: u8) -> Option<(u32, bool, bool)> {
         let bit = 1u16 << way;
         let w = way as usize & (MAX_WAYS - 1);
         let old = (self.valid & bit != 0).then(|| (self.tags[w], self.dirty & bit != 0, self.flag_a & bit != 0));
@@ -404,25 +491,24 @@ impl Set {
         self.dirty = (self.dirty & !bit) | if dirty { bit } else { 0 };
         self.flag_a &= !bit;
         self.flag_b &= !bit;
-        match r.policy {
+        match r.policy.policy() {
             Policy::Lru => self.lru_touch(way),
-            Policy::Qlru => {
-                self.age[w] = QLRU_FILL;
-                self.qlru_normalize(r.all);
-            }
+            Policy::Qlru | Policy::QlruAdaptive => self.qlru_age(way, age, r.all),
         }
         old
     }
 }
 
-impl SetAssoc {
-    /// An empty cache of `sets` sets (a power of two) and `ways` ways (at most [`MAX_WAYS`]) replacing
-    /// by `policy`; with a slice `hash`, its sets are split evenly over the hash's slices.
-    pub fn new(sets: usize, ways: usize, policy: Policy, hash: Option<&SliceHash>) -> SetAssoc {
-        assert!(sets.is_power_of_two() && (1..=MAX_WAYS).contains(&ways), "cache geometry checked by the profile");
-        let per_slice = sets >> hash.map_or(0, SliceHash::bits);
+impl<R: Replacement, P: Placement> SetAssoc<R, P> {
+    /// An empty cache of `ways` ways (at most [`MAX_WAYS`]) replacing by `policy`, with the sets of
+    /// `placement`.
+    pub fn new(ways: usize, policy: R, placement: P) -> SetAssoc<R, P> {
+        assert!((1..=MAX_WAYS).contains(&ways), "cache geometry checked by the profile");
+        let p = policy.policy();
+        let sets =
+            (0..placement.sets()).map(|r| Set::empty(ways, p, placement.slice(r), placement.in_slice(r))).collect();
         let repl = Repl { policy, all: ((1u32 << ways) - 1) as u16, oldest: (ways - 1) as u8 };
-        SetAssoc { index: Index::new(per_slice, hash), repl, sets: vec![Set::empty(ways, policy); sets] }
+        SetAssoc { index: placement, repl, duel: Duel::new(), sets }
     }
 
     /// Number of ways.
@@ -451,7 +537,7 @@ impl SetAssoc {
     /// The slot holding `line`, if cached.
     #[inline(always)]
     pub fn find(&self, line: u64) -> Option<Slot> {
-        let (set, tag) = self.index.split(line);
+        let (set, tag) = split(&self.index, line);
         self.sets[set].way_of(tag).map(|way| Slot { set: set as u32, way })
     }
 
@@ -459,7 +545,7 @@ impl SetAssoc {
     /// not, where to [`install`](Self::install) it.
     #[inline(always)]
     pub fn access(&mut self, line: u64) -> Result<Hit, Miss> {
-        let (set, key) = self.index.split(line);
+        let (set, key) = split(&self.index, line);
         let s = &mut self.sets[set];
         let Some(way) = s.way_of(key) else { return Err(Miss { set, key }) };
         s.hit(way, self.repl);
@@ -478,9 +564,10 @@ impl SetAssoc {
     pub fn install(&mut self, miss: Miss, mask: u16, dirty: bool) -> (Slot, Option<Evicted>) {
         let Miss { set, key } = miss;
         let s = &mut self.sets[set];
+        let age = self.duel.fill_age(self.repl.policy.policy(), s);
         let way = s.victim(mask, self.repl);
-        let old = s.put(way, key, dirty, self.repl).map(|(t, dirty, flag_a)| Evicted {
-            line: self.index.line(set, t),
+        let old = s.put(way, key, dirty, self.repl, age).map(|(t, dirty, flag_a)| Evicted {
+            line: line_of(&self.index, set, t),
             dirty,
             flag_a,
         });
@@ -497,9 +584,9 @@ impl SetAssoc {
     /// other than those in `shootdowns`.
     #[inline]
     pub fn write_run(&mut self, first: u64, n: u64, mask: u16, shootdowns: &mut Vec<Shootdown>) -> (u64, u64) {
-        let (index, repl) = (&self.index, self.repl);
+        let (index, repl, duel) = (&self.index, self.repl, &mut self.duel);
         let (mut hits, mut to_dram) = (0, 0);
-        for (start, count, key) in index.stretches(first, n) {
+        for (start, count, key) in stretches(index, first, n) {
             for (i, s) in self.sets[start..start + count].iter_mut().enumerate() {
                 let set = start + i;
                 if let Some(way) = s.way_of(key) {
@@ -507,7 +594,7 @@ impl SetAssoc {
                     s.hit(way, repl);
                     let bit = 1u16 << way;
                     if s.flag_a & bit != 0 {
-                        let line = index.line(set, key.tag);
+                        let line = line_of(index, set, key.tag);
                         shootdowns.push(Shootdown { line, slot: Slot { set: set as u32, way }, replaced_dirty: None });
                     }
                     s.dirty |= bit;
@@ -516,10 +603,11 @@ impl SetAssoc {
                 } else if mask == 0 {
                     to_dram += 1;
                 } else {
+                    let age = duel.fill_age(repl.policy.policy(), s);
                     let way = s.victim(mask, repl);
-                    match s.put(way, key, true, repl) {
+                    match s.put(way, key, true, repl, age) {
                         Some((t, dirty, true)) => shootdowns.push(Shootdown {
-                            line: index.line(set, t),
+                            line: line_of(index, set, t),
                             slot: Slot { set: set as u32, way },
                             replaced_dirty: Some(dirty),
                         }),
@@ -536,8 +624,7 @@ impl SetAssoc {
     #[inline]
     pub fn misses(&self, first: u64, n: u64) -> u64 {
         let sets = &self.sets;
-        self.index
-            .stretches(first, n)
+        stretches(&self.index, first, n)
             .map(|(start, count, key)| sets[start..start + count].iter().filter(|s| s.way_of(key).is_none()).count())
             .sum::<usize>() as u64
     }
@@ -612,16 +699,27 @@ impl SetAssoc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::slices::{Modulo, Sliced};
 
     /// Install `line`, which is not cached.
-    fn install(c: &mut SetAssoc, line: u64, mask: u16, dirty: bool) -> (Slot, Option<Evicted>) {
+    fn install<R: Replacement, P: Placement>(
+        c: &mut SetAssoc<R, P>,
+        line: u64,
+        mask: u16,
+        dirty: bool,
+    ) -> (Slot, Option<Evicted>) {
         let miss = c.access(line).expect_err("not cached");
         c.install(miss, mask, dirty)
     }
 
     /// An LRU cache with sets indexed by the low line bits.
-    fn lru(sets: usize, ways: usize) -> SetAssoc {
-        SetAssoc::new(sets, ways, Policy::Lru, None)
+    fn lru(sets: usize, ways: usize) -> SetAssoc<Lru, Modulo> {
+        SetAssoc::new(ways, Lru, Modulo::new(sets))
+    }
+
+    /// A cache of one slice with a policy chosen at run time.
+    fn single(sets: usize, ways: usize, policy: Policy) -> SetAssoc<Policy, Modulo> {
+        SetAssoc::new(ways, policy, Modulo::new(sets))
     }
 
     /// Lines that map to set 0 of a cache with `sets` sets.
@@ -713,8 +811,8 @@ mod tests {
 
     /// Replay `seq` (one letter per line) on one 11-way QLRU set from empty, as \[AR20\]'s simulator does
     /// after a `wbinvd`; returns H for each hit and M for each miss.
-    fn replay_qlru(seq: &str) -> (String, SetAssoc) {
-        let mut c = SetAssoc::new(1, 11, Policy::Qlru, None);
+    fn replay_qlru(seq: &str) -> (String, SetAssoc<Policy, Modulo>) {
+        let mut c = single(1, 11, Policy::Qlru);
         let all = c.all_ways();
         let hits = seq
             .bytes()
@@ -730,7 +828,7 @@ mod tests {
     }
 
     /// The ages of `c`'s first set, way by way, and the letter in each way.
-    fn ages_and_lines(c: &SetAssoc) -> (Vec<u8>, String) {
+    fn ages_and_lines(c: &SetAssoc<Policy, Modulo>) -> (Vec<u8>, String) {
         let s = &c.sets[0];
         let lines = (0..c.ways()).map(|w| char::from(s.tags[w] as u8)).collect();
         (s.age[..c.ways()].to_vec(), lines)
@@ -774,7 +872,7 @@ mod tests {
 
     #[test]
     fn qlru_fills_restricted_to_some_ways_age_the_set_until_one_of_them_is_oldest() {
-        let mut c = SetAssoc::new(1, 4, Policy::Qlru, None);
+        let mut c = single(1, 4, Policy::Qlru);
         let (all, high) = (c.all_ways(), 0b1100);
         for l in 0..4 {
             install(&mut c, l, all, false);
@@ -799,7 +897,7 @@ mod tests {
     fn sliced_sets_conflict_only_within_one_slice() {
         use crate::slices::SKX_16;
         // The LLC of the Xeon Silver 4216: 16 slices of 2048 sets, 11 ways.
-        let mut c = SetAssoc::new(16 * 2048, 11, Policy::Lru, Some(&SKX_16));
+        let mut c = SetAssoc::new(11, Lru, Sliced::new(16 * 2048, Some(&SKX_16)));
         let all = c.all_ways();
         let slice = |line: u64| SKX_16.slice(line << 6);
         // Lines 2048 apart share their set within a slice; those in the same slice as line 7 conflict.
@@ -820,7 +918,7 @@ mod tests {
     #[test]
     fn sliced_runs_split_at_blocks_and_line_addresses_round_trip() {
         use crate::slices::SKX_16;
-        let mut c = SetAssoc::new(16 * 2048, 11, Policy::Qlru, Some(&SKX_16));
+        let mut c = SetAssoc::new(11, Policy::Qlru, Sliced::new(16 * 2048, Some(&SKX_16)));
         let all = c.all_ways();
         // A run of 40 lines from the middle of a 1 KiB block (a packet's DMA write) in the arena's region
         // of simulated memory: every line is installed and found, in the record of its own slice and set.
@@ -830,8 +928,63 @@ mod tests {
         assert_eq!(c.write_run(first, 40, all, &mut Vec::new()), (40, 0));
         for line in first..first + 40 {
             let s = c.find(line).expect("cached");
-            assert_eq!(c.index.line(s.set as usize, (line >> 11) as u32), line);
+            assert_eq!(line_of(&c.index, s.set as usize, (line >> 11) as u32), line);
         }
         assert_eq!(c.occupancy(), 40);
+    }
+
+    /// Sweep `lines` lines cyclically through every set of `c` (one slice), `rounds` times; returns the
+    /// hits of the last round in the sets of each role.
+    fn sweep_all_sets(c: &mut SetAssoc<Policy, Modulo>, sets: u64, lines: u64, rounds: u64) -> [(usize, usize); 3] {
+        let all = c.all_ways();
+        let mut last = [(0, 0); 3];
+        for round in 0..rounds {
+            for j in 0..lines {
+                for set in 0..sets {
+                    let hit = match c.access(set + j * sets) {
+                        Ok(_) => true,
+                        Err(miss) => {
+                            c.install(miss, all, false);
+                            false
+                        }
+                    };
+                    if round == rounds - 1 {
+                        let r = Role::of(set as usize) as usize;
+                        last[r] = (last[r].0 + usize::from(hit), last[r].1 + 1);
+                    }
+                }
+            }
+        }
+        last
+    }
+
+    #[test]
+    fn adaptive_qlru_leads_with_the_sets_uops_info_lists() {
+        let m1: Vec<usize> = (0..1024).filter(|&s| Role::of(s) == Role::LeadsM1).collect();
+        assert_eq!(m1, [0, 33, 132, 165, 264, 297, 396, 429, 528, 561, 660, 693, 792, 825, 924, 957]);
+        assert_eq!((0..2048).filter(|&s| Role::of(s) == Role::LeadsMr161).count(), 32);
+    }
+
+    #[test]
+    fn adaptive_qlru_resists_a_sweep_slightly_larger_than_the_set() {
+        // 12 lines per 11-way set, cyclically: the M1 leaders miss every access (as fixed QLRU and LRU do),
+        // their misses push the selector to MR161's end, and the MR161 leaders and the followers keep most of
+        // the sweep (about 10 of 12 lines in nanoBench's simulator of MR161 alone).
+        let mut c = single(1024, 11, Policy::QlruAdaptive);
+        let [m1, mr161, follow] = sweep_all_sets(&mut c, 1024, 12, 8);
+        assert_eq!(m1.0, 0, "{m1:?}");
+        assert!(mr161.0 * 10 > mr161.1 * 7, "{mr161:?}");
+        assert!(follow.0 * 10 > follow.1 * 7, "{follow:?}");
+        assert!(c.duel.psel[0] > PSEL_MAX - 16, "{}", c.duel.psel[0]);
+    }
+
+    #[test]
+    fn adaptive_qlru_keeps_m1_when_the_working_set_fits() {
+        // 11 lines per 11-way set: after the first round every access hits; both kinds of leader filled
+        // equally often, so the selector is back at its midpoint, where followers fill as M1.
+        let mut c = single(1024, 11, Policy::QlruAdaptive);
+        let hits = sweep_all_sets(&mut c, 1024, 11, 3);
+        assert!(hits.iter().all(|&(h, n)| h == n), "{hits:?}");
+        assert_eq!(c.duel.psel[0], PSEL_MAX / 2);
     }
 }

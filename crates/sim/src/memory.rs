@@ -8,19 +8,21 @@
 //!   core holds modified costs the core-to-core transfer; a write to a line this core alone holds is free.
 //! - DDIO (reference/hardware.md): a NIC write updates the line in place wherever it is in the LLC
 //!   (invalidating core copies), which ages its set as any hit does; on a miss it allocates only in the
-//!   DDIO ways (the highest ways), inserted as any fill is, or goes to DRAM when DDIO is off.
+//!   DDIO ways (the highest ways), inserted as any fill is, or goes to DRAM when DDIO is off. NIC reads
+//!   hit the LLC or read DRAM without allocating, and leave the replacement state as it was. Partial-line
+//!   DMA writes are treated as whole-line writes.
 //! - The LLC is split into slices and replaces lines as the profile says ([`crate::slices`],
-//!   [`crate::cache::Policy`]); the private caches are LRU, indexed by the low line bits. NIC reads hit the LLC or read DRAM without allocating. Partial-line DMA
-//!   writes are treated as whole-line writes.
+//!   [`crate::cache::Policy`]); the private caches are LRU, indexed by the low line bits.
 //! - Dirty lines evicted from the LLC are written back to DRAM.
 //! - Hardware prefetches ([`crate::prefetcher`]) fill the caches at once, as if they had been issued far
 //!   enough ahead (the streamer runs up to 20 lines ahead of the loads); they pay LLC and DRAM traffic
 //!   and are counted apart from demand accesses.
 
-use crate::cache::{Miss, Policy, SetAssoc, Shootdown, Slot};
+use crate::cache::{Lru, Miss, Policy, SetAssoc, Shootdown, Slot};
 use crate::dram::Dram;
 use crate::prefetcher::Prefetcher;
-use crate::profile::{LINE, Profile};
+use crate::profile::{CacheGeom, LINE, Profile};
+use crate::slices::{Modulo, Sliced};
 use serde::Serialize;
 
 /// Hit and miss counters of the hierarchy.
@@ -57,9 +59,9 @@ struct Lat {
 /// Caches and DRAM of the simulated machine.
 #[derive(Debug, Clone)]
 pub struct Memory {
-    l1: Vec<SetAssoc>,
-    l2: Vec<SetAssoc>,
-    llc: SetAssoc,
+    l1: Vec<SetAssoc<Lru, Modulo>>,
+    l2: Vec<SetAssoc<Lru, Modulo>>,
+    llc: SetAssoc<Policy, Sliced>,
     /// Per LLC slot: cores that may hold the line privately; meaningful only while the slot's flag A
     /// is set (so a NIC install, which clears it, never reads or writes this array).
     sharers: Vec<u32>,
@@ -89,8 +91,8 @@ impl Memory {
     pub fn new(p: &Profile, cores: usize) -> Memory {
         let c = &p.cpu;
         let ps = |cycles: u32| (f64::from(cycles) * p.ps_per_cycle()) as u64;
-        let llc = SetAssoc::new(c.llc.sets(), c.llc.ways, c.llc_policy, c.llc_slices.as_ref());
-        let private = |g: crate::profile::CacheGeom| SetAssoc::new(g.sets(), g.ways, Policy::Lru, None);
+        let llc = SetAssoc::new(c.llc.ways, c.llc_policy, Sliced::new(c.llc.sets(), c.llc_slices.as_ref()));
+        let private = |g: CacheGeom| SetAssoc::new(g.ways, Lru, Modulo::new(g.sets()));
         let ways = c.llc.ways;
         let ddio_mask = (((1u32 << p.ddio_ways) - 1) << (ways - p.ddio_ways)) as u16;
         Memory {

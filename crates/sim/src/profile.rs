@@ -19,11 +19,10 @@
 //!   8 slices.
 //! - \[AR20\] Abel and Reineke, "nanoBench: A Low-Overhead Tool for Running Microbenchmarks on x86
 //!   Systems", ISPASS 2020 (and uops.info/cache.html): the L3 replacement policy of Skylake-family CPUs,
-//!   QLRU_H11_M1_R0_U0 ([`crate::cache::Policy::Qlru`]). They measured client CPUs (Skylake, Kaby Lake,
-//!   Coffee Lake); no measurement of a Skylake-SP or Skylake-X L3 has been published, so that is the
-//!   closest. Their L3s are adaptive: set dueling switches most sets between that policy and one that
-//!   inserts most new lines at age 3; that switch is not modelled (its leader sets and selector are not
-//!   published for these CPUs).
+//!   set dueling between QLRU_H11_M1_R0_U0 and QLRU_H11_MR161_R0_U0 ([`crate::cache::Policy::QlruAdaptive`],
+//!   which lists what had to be assumed). They measured client CPUs (Skylake, Kaby Lake, Coffee Lake,
+//!   Ice Lake); no measurement of a Skylake-SP or Skylake-X L3 has been published, so that is the
+//!   closest.
 
 use crate::cache::Policy;
 use crate::slices::{SKX_16, SliceHash, XOR_8};
@@ -218,8 +217,9 @@ fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize, sl
         // source: [OPT] L3 50-70 cycles: the middle of the range.
         llc: CacheGeom { size: llc_size, ways: llc_ways, latency_cycles: 60 },
         llc_slices: Some(slices),
-        // source: [AR20] the Skylake-family L3 policy of the fixed-policy sets.
-        llc_policy: Policy::Qlru,
+        // source: [AR20] the Skylake-family L3 policy: set dueling between QLRU_H11_M1_R0_U0 and
+        // QLRU_H11_MR161_R0_U0.
+        llc_policy: Policy::QlruAdaptive,
         // source: [AGNER] locked RMW about 18 cycles on Skylake.
         atomic_cycles: 18,
         // source: [C2C] about 50 ns core to core, in cycles at this frequency.

@@ -37,6 +37,9 @@
 
 use serde::Serialize;
 
+/// Most slices a cache may have.
+pub const MAX_SLICES: usize = 64;
+
 /// A published slice-selection function for `2^k` slices: the permutation select masks of its `k`
 /// slice bits over an identity base sequence (module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -101,6 +104,7 @@ impl LinePermutation {
     /// The table of `hash`, whose masks must lie within line bits `k..k + 32` (PA bits `6 + k..38 + k`).
     pub fn new(hash: &SliceHash) -> LinePermutation {
         let k = hash.bits();
+        assert!(hash.slices() <= MAX_SLICES, "at most {MAX_SLICES} slices");
         assert!(
             hash.masks.iter().all(|&m| m >> (6 + k) << (6 + k) == m && m >> (38 + k) == 0),
             "slice masks within PA bits 6 + k..38 + k"
@@ -126,6 +130,129 @@ impl LinePermutation {
                 ^ self.bytes[2][b2 as usize]
                 ^ self.bytes[3][b3 as usize],
         )
+    }
+}
+
+/// How a cache maps line addresses to the records of its sets ([`crate::cache::SetAssoc`]): a line's
+/// set within its slice is its low [`set_bits`](Placement::set_bits) bits, its tag the bits above.
+pub trait Placement: Clone + std::fmt::Debug {
+    /// Number of set records.
+    fn sets(&self) -> usize;
+    /// Line bits that index a set within a slice.
+    fn set_bits(&self) -> u32;
+    /// The record of `line`'s set.
+    fn record(&self, line: u64) -> usize;
+    /// The set within its slice of record `record`.
+    fn in_slice(&self, record: usize) -> usize;
+    /// The slice of record `record`.
+    fn slice(&self, record: usize) -> usize;
+    /// Aligned blocks of `2^run_bits` lines have consecutive records and one tag.
+    fn run_bits(&self) -> u32;
+}
+
+/// One slice, sets indexed by the low line bits: the private caches.
+#[derive(Debug, Clone)]
+pub struct Modulo {
+    set_bits: u32,
+    mask: usize,
+}
+
+impl Modulo {
+    /// `sets` sets (a power of two).
+    pub fn new(sets: usize) -> Modulo {
+        assert!(sets.is_power_of_two(), "cache geometry checked by the profile");
+        Modulo { set_bits: sets.trailing_zeros(), mask: sets - 1 }
+    }
+}
+
+impl Placement for Modulo {
+    fn sets(&self) -> usize {
+        1 << self.set_bits
+    }
+    #[inline(always)]
+    fn set_bits(&self) -> u32 {
+        self.set_bits
+    }
+    #[inline(always)]
+    fn record(&self, line: u64) -> usize {
+        line as usize & self.mask
+    }
+    #[inline(always)]
+    fn in_slice(&self, record: usize) -> usize {
+        record
+    }
+    #[inline(always)]
+    fn slice(&self, _: usize) -> usize {
+        0
+    }
+    #[inline(always)]
+    fn run_bits(&self) -> u32 {
+        self.set_bits
+    }
+}
+
+/// The LLC's sets: spread over `2^k` slices by a [`SliceHash`] (or one slice without), indexed within
+/// a slice by the low line bits. A record is the line's set bits with its slice permutation
+/// ([`LinePermutation`]) put in between the low `k` bits and the rest; the slice is the low `k` bits
+/// XOR that permutation, so each (slice, set) pair has its own record, and the `2^k` lines of an
+/// aligned block, one per slice, have consecutive records (host layout only: a DMA run walks them in
+/// order).
+#[derive(Debug, Clone)]
+pub struct Sliced {
+    /// Line bits that index a set within a slice.
+    set_bits: u32,
+    /// Mask of those bits.
+    set_mask: usize,
+    /// Slice bits `k`, 0 without slices.
+    slice_bits: u32,
+    /// Mask of the low `k` bits.
+    low_mask: usize,
+    /// The slice permutation of each line, if there are slices.
+    perm: Option<Box<LinePermutation>>,
+}
+
+impl Sliced {
+    /// `sets` sets (a power of two) split evenly over the slices of `hash`, each slice having at least
+    /// as many sets as there are slices.
+    pub fn new(sets: usize, hash: Option<&SliceHash>) -> Sliced {
+        let slice_bits = hash.map_or(0, SliceHash::bits);
+        let per_slice = sets >> slice_bits;
+        assert!(sets.is_power_of_two() && per_slice >= 1 << slice_bits, "cache geometry checked by the profile");
+        Sliced {
+            set_bits: per_slice.trailing_zeros(),
+            set_mask: per_slice - 1,
+            slice_bits,
+            low_mask: (1 << slice_bits) - 1,
+            perm: hash.map(|h| Box::new(LinePermutation::new(h))),
+        }
+    }
+}
+
+impl Placement for Sliced {
+    fn sets(&self) -> usize {
+        (self.set_mask + 1) << self.slice_bits
+    }
+    #[inline(always)]
+    fn set_bits(&self) -> u32 {
+        self.set_bits
+    }
+    #[inline(always)]
+    fn record(&self, line: u64) -> usize {
+        let in_slice = line as usize & self.set_mask;
+        let Some(perm) = &self.perm else { return in_slice };
+        ((in_slice & !self.low_mask | perm.of(line)) << self.slice_bits) | (in_slice & self.low_mask)
+    }
+    #[inline(always)]
+    fn in_slice(&self, record: usize) -> usize {
+        (record >> self.slice_bits & !self.low_mask) | (record & self.low_mask)
+    }
+    #[inline(always)]
+    fn slice(&self, record: usize) -> usize {
+        (record ^ record >> self.slice_bits) & self.low_mask
+    }
+    #[inline(always)]
+    fn run_bits(&self) -> u32 {
+        if self.slice_bits > 0 { self.slice_bits } else { self.set_bits }
     }
 }
 
