@@ -237,8 +237,9 @@ pub struct Params {
     /// Simulator: override the profile's DDIO ways (0 turns DDIO off).
     #[arg(long)]
     pub ddio_ways: Option<usize>,
-    /// Simulator: the LLC's replacement policy, `lru` (true LRU) or `qlru` (QLRU_H11_M1_R0_U0, measured
-    /// in Skylake-family L3s) [default: the profile's].
+    /// Simulator: the LLC's replacement policy: `lru` (true LRU), `qlru` (QLRU_H11_M1_R0_U0 in every set)
+    /// or `qlru-adaptive` (set dueling with a thrash-resistant variant, as Skylake-family L3s do)
+    /// [default: the profile's; the Intel profiles use qlru-adaptive].
     #[arg(long)]
     pub llc_policy: Option<String>,
     /// Simulator: spread LLC lines over slices with the profile's slice hash; `false` indexes the LLC's

@@ -10,8 +10,8 @@
 //! Placement ([`Placement`]): a cache either indexes its sets by the low bits of the line address, or, as
 //! Intel's LLCs do, first spreads lines over slices with a published slice hash ([`crate::slices`]) and
 //! then indexes the set within the slice by the low bits. The records of a sliced cache are ordered so
-//! that the lines of an aligned block, which the hash sends to different slices, still have consecutive
-//! records; this is host layout only.
+//! that lines sharing a tag, which the hash spreads over the slices, still have consecutive records;
+//! this is host layout only.
 //!
 //! Replacement ([`Policy`]): true LRU, or the QLRU policies that Abel and Reineke measured in the L3 of
 //! Skylake-family CPUs (\[AR20\] below), with or without their set dueling.
@@ -110,16 +110,19 @@ pub enum Policy {
     /// set until one of them has it, as RRIP's victim search does (\[RRIP\]): an assumption, since no
     /// measurement of way-restricted fills has been published.
     Qlru,
-    /// The adaptive L3 policy of \[AR20\]: fixed-policy leader sets run [`Policy::Qlru`] or its variant
-    /// QLRU_H11_MR161_R0_U0, which fills at age 1 with probability 1/16 and at age 3 otherwise (the
+    /// The adaptive L3 policy of \[AR20\]: fixed-policy leader sets run [`Policy::Qlru`] or a variant of
+    /// it that fills at age 3 except one time in sixteen at age 1 (QLRU_H11_MR161_R0_U0 here; the
     /// `MR31` insertion of nanoBench's simulator), and the other sets follow the leaders that miss less
-    /// (set dueling, \[DIP\]). The QLRU_H11_M1_R0_U0 leaders are the sets uops.info lists for Coffee
-    /// Lake and Ice Lake L3s: in every 1024 sets of a slice, those whose index bits 9..5 equal bits 4..0
-    /// with bit 1 clear (sets 0, 33, 132, 165, ...). Assumptions where nothing is published for these
-    /// CPUs: the MR161 leaders are the rest of that diagonal (bit 1 set); each slice has its own 10-bit
-    /// selector, as in \[DIP\], starting at its midpoint, moved by every fill (miss) of a leader set;
-    /// followers fill as MR161 while it is above the midpoint; the 1/16 draws come from a fixed xorshift
-    /// stream (hardware uses some pseudo-random source), so runs stay deterministic.
+    /// (set dueling, \[DIP\]). uops.info's own wording for Ice Lake, "a variant of this policy that
+    /// occasionally inserts new blocks with age 3 instead of age 1", can be read the other way round;
+    /// the variants in nanoBench's simulator, against which the hardware was matched, all insert at the
+    /// older age most of the time, as a thrash-resistant policy must. The QLRU_H11_M1_R0_U0 leaders are
+    /// the sets uops.info lists for Ice Lake's L3: in every 1024 sets of each slice, those whose index
+    /// bits 9..5 equal bits 4..0 with bit 1 clear (sets 0, 33, 132, 165, ...). Assumptions where
+    /// nothing is published for these CPUs: the variant's leaders are the rest of that diagonal (bit 1
+    /// set); each slice has its own 10-bit selector, as in \[DIP\], starting at its midpoint, moved by
+    /// every fill (miss) of a leader set; followers fill as the variant while it is above the midpoint;
+    /// the draws come from a fixed pseudo-random stream, so runs stay deterministic.
     QlruAdaptive,
 }
 
@@ -916,7 +919,7 @@ mod tests {
     }
 
     #[test]
-    fn sliced_runs_split_at_blocks_and_line_addresses_round_trip() {
+    fn sliced_runs_find_every_line_and_line_addresses_round_trip() {
         use crate::slices::SKX_16;
         let mut c = SetAssoc::new(11, Policy::Qlru, Sliced::new(16 * 2048, Some(&SKX_16)));
         let all = c.all_ways();

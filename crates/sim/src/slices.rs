@@ -89,40 +89,36 @@ impl SliceHash {
     }
 }
 
-/// [`SliceHash::permutation`] of line addresses, by table: the line bits the masks cover, a byte at a
-/// time, each byte's contribution looked up (the permutation is linear over GF(2)), so that a lookup
-/// costs four loads instead of a parity per slice bit.
+/// The part of a [`SliceHash`]'s permutation that the line address bits from `first` up select, by
+/// table: those bits a byte at a time, each byte's contribution looked up (the permutation is linear over
+/// GF(2)), so that a lookup costs four loads instead of a parity per slice bit.
 #[derive(Debug, Clone)]
 pub struct LinePermutation {
-    /// Slice bits `k`.
-    bits: u32,
-    /// Per byte of line bits `k..k + 32`, the permutation each of its values contributes.
+    /// The lowest line bit the table covers.
+    first: u32,
+    /// Per byte of line bits `first..first + 32`, the permutation each of its values contributes.
     bytes: [[u8; 256]; 4],
 }
 
 impl LinePermutation {
-    /// The table of `hash`, whose masks must lie within line bits `k..k + 32` (PA bits `6 + k..38 + k`).
-    pub fn new(hash: &SliceHash) -> LinePermutation {
-        let k = hash.bits();
+    /// The table of `hash` over line bits `first..first + 32`, which must hold the masks' highest bits.
+    pub fn new(hash: &SliceHash, first: u32) -> LinePermutation {
         assert!(hash.slices() <= MAX_SLICES, "at most {MAX_SLICES} slices");
-        assert!(
-            hash.masks.iter().all(|&m| m >> (6 + k) << (6 + k) == m && m >> (38 + k) == 0),
-            "slice masks within PA bits 6 + k..38 + k"
-        );
+        assert!(hash.masks.iter().all(|&m| m >> (38 + first) == 0), "slice masks below PA bit 38 + first");
         let mut bytes = [[0u8; 256]; 4];
         for (b, table) in bytes.iter_mut().enumerate() {
             for (v, p) in table.iter_mut().enumerate() {
-                let pa = (v as u64) << (6 + k + 8 * b as u32);
+                let pa = (v as u64) << (6 + first + 8 * b as u32);
                 *p = hash.permutation(pa) as u8;
             }
         }
-        LinePermutation { bits: k, bytes }
+        LinePermutation { first, bytes }
     }
 
-    /// The permutation that line address `line` selects.
+    /// The permutation that the bits of line address `line` from `first` up select.
     #[inline(always)]
     pub fn of(&self, line: u64) -> usize {
-        let x = (line >> self.bits) as u32;
+        let x = (line >> self.first) as u32;
         let [b0, b1, b2, b3] = x.to_le_bytes();
         usize::from(
             self.bytes[0][b0 as usize]
@@ -192,45 +188,41 @@ impl Placement for Modulo {
 }
 
 /// The LLC's sets: spread over `2^k` slices by a [`SliceHash`] (or one slice without), indexed within
-/// a slice by the low line bits. A record is the line's set bits with its slice permutation
-/// ([`LinePermutation`]) put in between the low `k` bits and the rest; the slice is the low `k` bits
-/// XOR that permutation, so each (slice, set) pair has its own record, and the `2^k` lines of an
-/// aligned block, one per slice, have consecutive records (host layout only: a DMA run walks them in
-/// order).
+/// a slice by the low line bits. The permutation is linear, so a line's slice is its low `k` bits XOR
+/// the permutation its set bits select XOR the permutation its tag bits select; the record of a line is
+/// its set bits below the tag part of its permutation ([`LinePermutation`] from the tag bits up). Given
+/// the set, that part determines the slice, so each (slice, set) pair has its own record; and lines that
+/// share a tag (an aligned block of one way's size) have consecutive records, in set order, as in a
+/// cache without slices (host layout only: a DMA run walks its records in order).
 #[derive(Debug, Clone)]
 pub struct Sliced {
     /// Line bits that index a set within a slice.
     set_bits: u32,
     /// Mask of those bits.
     set_mask: usize,
-    /// Slice bits `k`, 0 without slices.
-    slice_bits: u32,
-    /// Mask of the low `k` bits.
-    low_mask: usize,
-    /// The slice permutation of each line, if there are slices.
-    perm: Option<Box<LinePermutation>>,
+    /// The hash, and the part of its permutation the tag bits select, if there are slices.
+    hash: Option<(SliceHash, Box<LinePermutation>)>,
 }
 
 impl Sliced {
     /// `sets` sets (a power of two) split evenly over the slices of `hash`, each slice having at least
     /// as many sets as there are slices.
     pub fn new(sets: usize, hash: Option<&SliceHash>) -> Sliced {
-        let slice_bits = hash.map_or(0, SliceHash::bits);
-        let per_slice = sets >> slice_bits;
-        assert!(sets.is_power_of_two() && per_slice >= 1 << slice_bits, "cache geometry checked by the profile");
+        let slices = hash.map_or(1, SliceHash::slices);
+        let per_slice = sets / slices;
+        assert!(sets.is_power_of_two() && per_slice >= slices, "cache geometry checked by the profile");
+        let set_bits = per_slice.trailing_zeros();
         Sliced {
-            set_bits: per_slice.trailing_zeros(),
+            set_bits,
             set_mask: per_slice - 1,
-            slice_bits,
-            low_mask: (1 << slice_bits) - 1,
-            perm: hash.map(|h| Box::new(LinePermutation::new(h))),
+            hash: hash.map(|h| (*h, Box::new(LinePermutation::new(h, set_bits)))),
         }
     }
 }
 
 impl Placement for Sliced {
     fn sets(&self) -> usize {
-        (self.set_mask + 1) << self.slice_bits
+        (self.set_mask + 1) * self.hash.as_ref().map_or(1, |(h, _)| h.slices())
     }
     #[inline(always)]
     fn set_bits(&self) -> u32 {
@@ -239,20 +231,20 @@ impl Placement for Sliced {
     #[inline(always)]
     fn record(&self, line: u64) -> usize {
         let in_slice = line as usize & self.set_mask;
-        let Some(perm) = &self.perm else { return in_slice };
-        ((in_slice & !self.low_mask | perm.of(line)) << self.slice_bits) | (in_slice & self.low_mask)
+        let Some((_, tag_perm)) = &self.hash else { return in_slice };
+        (tag_perm.of(line) << self.set_bits) | in_slice
     }
     #[inline(always)]
     fn in_slice(&self, record: usize) -> usize {
-        (record >> self.slice_bits & !self.low_mask) | (record & self.low_mask)
+        record & self.set_mask
     }
-    #[inline(always)]
     fn slice(&self, record: usize) -> usize {
-        (record ^ record >> self.slice_bits) & self.low_mask
+        let Some((hash, _)) = &self.hash else { return 0 };
+        hash.slice((self.in_slice(record) as u64) << 6) ^ (record >> self.set_bits)
     }
     #[inline(always)]
     fn run_bits(&self) -> u32 {
-        if self.slice_bits > 0 { self.slice_bits } else { self.set_bits }
+        self.set_bits
     }
 }
 
@@ -331,14 +323,31 @@ mod tests {
     }
 
     #[test]
-    fn the_table_gives_the_permutation_of_every_line() {
+    fn the_table_gives_the_permutation_of_the_bits_it_covers() {
         for hash in [SKX_16, XOR_8] {
-            let t = LinePermutation::new(&hash);
-            for pa in addresses() {
-                // Bits above the masks' range (the simulator's region bases) change nothing.
-                assert_eq!(t.of(pa >> 6), hash.permutation(pa));
-                assert_eq!(t.of((pa | 1 << 40) >> 6), hash.permutation(pa));
+            for first in [0, 4, 11] {
+                let t = LinePermutation::new(&hash, first);
+                for pa in addresses() {
+                    // Bits above the masks' range (the simulator's region bases) change nothing.
+                    let covered = pa >> (6 + first) << (6 + first);
+                    assert_eq!(t.of(pa >> 6), hash.permutation(covered));
+                    assert_eq!(t.of((pa | 1 << 40) >> 6), hash.permutation(covered));
+                }
             }
         }
+    }
+
+    #[test]
+    fn sliced_records_are_one_per_slice_and_set() {
+        // The Silver 4216's LLC: 16 slices of 2048 sets. A line's record gives back its set and its slice.
+        let p = Sliced::new(16 * 2048, Some(&SKX_16));
+        for pa in addresses() {
+            let r = p.record(pa >> 6);
+            assert!(r < p.sets());
+            assert_eq!((p.in_slice(r), p.slice(r)), ((pa >> 6) as usize & 2047, SKX_16.slice(pa)), "{pa:#x}");
+        }
+        // Without a hash, the records are the low line bits.
+        let one = Sliced::new(32768, None);
+        assert_eq!((one.record(0x12_3456), one.slice(0x3456), one.sets()), (0x3456, 0, 32768));
     }
 }
