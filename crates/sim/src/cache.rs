@@ -49,15 +49,15 @@ struct Set {
     flag_a: u16,
     /// Owner-defined flag B (the LLC: a core holds the line modified).
     flag_b: u16,
-    /// The set's slice.
+    tags: [u32; MAX_WAYS],
+    /// The set's slice (read by fills only: after the tags, so that six tags share the first line).
     slice: u8,
     /// Its part in set dueling.
     role: Role,
-    tags: [u32; MAX_WAYS],
 }
 
 // A set record is two host cache lines; the lookup reads the first.
-const _: () = assert!(std::mem::size_of::<Set>() == 128 && std::mem::offset_of!(Set, tags) <= 64);
+const _: () = assert!(std::mem::size_of::<Set>() == 128 && std::mem::offset_of!(Set, tags) == 40);
 
 /// Of 16 bytes, the ones equal to `b`, as a bit mask (bit i for byte i): one byte-compare and one mask
 /// extraction.
@@ -358,7 +358,8 @@ fn stretches<P: Placement>(p: &P, first: u64, n: u64) -> impl Iterator<Item = (u
 pub struct SetAssoc<R: Replacement, P: Placement> {
     index: P,
     repl: Repl<R>,
-    duel: Duel,
+    /// Boxed: the private caches never use it, and their metadata stays small.
+    duel: Box<Duel>,
     sets: Vec<Set>,
 }
 
@@ -371,7 +372,7 @@ impl Set {
             Policy::Qlru | Policy::QlruAdaptive => QLRU_OLD,
         });
         let (slice, role) = (slice as u8, Role::of(in_slice));
-        Set { fp: [0; MAX_WAYS], age, valid: 0, dirty: 0, flag_a: 0, flag_b: 0, slice, role, tags: [INVALID; MAX_WAYS] }
+        Set { fp: [0; MAX_WAYS], age, valid: 0, dirty: 0, flag_a: 0, flag_b: 0, tags: [INVALID; MAX_WAYS], slice, role }
     }
 
     /// The way holding `k`, if any: the ways whose fingerprint matches, checked against the full tag.
@@ -511,7 +512,7 @@ impl<R: Replacement, P: Placement> SetAssoc<R, P> {
         let sets =
             (0..placement.sets()).map(|r| Set::empty(ways, p, placement.slice(r), placement.in_slice(r))).collect();
         let repl = Repl { policy, all: ((1u32 << ways) - 1) as u16, oldest: (ways - 1) as u8 };
-        SetAssoc { index: placement, repl, duel: Duel::new(), sets }
+        SetAssoc { index: placement, repl, duel: Box::new(Duel::new()), sets }
     }
 
     /// Number of ways.
