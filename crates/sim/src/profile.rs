@@ -476,7 +476,7 @@ impl fmt::Display for Profile {
             c.freq_ghz,
             c.llc.size >> 20,
             c.llc.ways,
-            c.llc_slices.map(|h| format!(" in {} slices ({})", h.slices(), h.name)).unwrap_or_default(),
+            c.llc_slices.map(|h| format!(" in {} slices ({} hash)", h.slices(), h.name)).unwrap_or_default(),
             c.llc_policy,
             self.ddio_ways,
             self.dram.peak_gbs,

@@ -44,7 +44,7 @@ pub const MAX_SLICES: usize = 64;
 /// slice bits over an identity base sequence (module doc).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct SliceHash {
-    /// Which function, for reports.
+    /// Which function, for reports: `skx-16` is McCalpin's, `xor-8` Maurice et al.'s.
     pub name: &'static str,
     /// Permutation select mask of each slice bit, over physical-address bits `6 + k` and up.
     pub masks: &'static [u64],
@@ -55,15 +55,14 @@ pub struct SliceHash {
 /// 0x3cccc93000, 0x31aeeb1000 (`PermSelectMasks_SKX_16-slice.tbl`). The first three are \[MAU15\]'s o0, o1,
 /// o2 without PA bits 6, 7, 8.
 pub const SKX_16: SliceHash =
-    SliceHash { name: "skx-16 (McCalpin 2021)", masks: &[0x1b5f575400, 0x2eb5faa800, 0x3cccc93000, 0x31aeeb1000] };
+    SliceHash { name: "skx-16", masks: &[0x1b5f575400, 0x2eb5faa800, 0x3cccc93000, 0x31aeeb1000] };
 
 /// Eight slices: \[MAU15\]'s 8-core functions o0, o1, o2 (PA masks 0x1B5F575440, 0x2EB5FAA880,
 /// 0x3CCCC93100), written as permutation select masks over PA bits 9 and up by removing PA bits 6, 7, 8
 /// (the identity base sequence). No function has been published for a Skylake-SP with 8 slices; this is
 /// the closest: the 8-core function of the Xeons before it, which is also the first three bits of the
 /// Skylake-SP 16-slice function ([`SKX_16`]).
-pub const XOR_8: SliceHash =
-    SliceHash { name: "xor-8 (Maurice et al. 2015)", masks: &[0x1b5f575400, 0x2eb5faa800, 0x3cccc93000] };
+pub const XOR_8: SliceHash = SliceHash { name: "xor-8", masks: &[0x1b5f575400, 0x2eb5faa800, 0x3cccc93000] };
 
 impl SliceHash {
     /// Slice bits `k`: there are `2^k` slices.
