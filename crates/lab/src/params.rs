@@ -242,6 +242,15 @@ pub struct Params {
     /// Simulator: override the profile's DDIO ways (0 turns DDIO off).
     #[arg(long)]
     pub ddio_ways: Option<usize>,
+    /// Simulator: the LLC's replacement policy: `lru` (true LRU), `qlru` (QLRU_H11_M1_R0_U0 in every set)
+    /// or `qlru-adaptive` (set dueling with a thrash-resistant variant, as Skylake-family L3s do)
+    /// [default: the profile's; the Intel profiles use qlru-adaptive].
+    #[arg(long)]
+    pub llc_policy: Option<String>,
+    /// Simulator: spread LLC lines over slices with the profile's slice hash; `false` indexes the LLC's
+    /// sets by the low line bits as one slice [default: the profile's].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub llc_hash: Option<bool>,
     /// Simulator: arrival process [default: paced].
     #[arg(long, value_enum)]
     pub arrivals: Option<Arrivals>,

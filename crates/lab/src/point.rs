@@ -212,6 +212,13 @@ pub fn build(p: &Params) -> Result<Config> {
             Ok(Config::Sim(Box::new(sim::SimConfig {
                 profile: get(&p.profile, "profile")?.clone(),
                 ddio_ways: p.ddio_ways,
+                llc_policy: p
+                    .llc_policy
+                    .as_deref()
+                    .map(str::parse)
+                    .transpose()
+                    .map_err(|e| anyhow!("invalid --llc-policy: {e}"))?,
+                llc_hash: p.llc_hash,
                 iface: iface(p)?,
                 design,
                 app,

@@ -21,6 +21,11 @@ pub struct SimConfig {
     pub profile: String,
     /// Override of the profile's DDIO ways (0 turns DDIO off).
     pub ddio_ways: Option<usize>,
+    /// Override of the profile's LLC replacement policy.
+    pub llc_policy: Option<crate::cache::Policy>,
+    /// Override of the profile's LLC slices: `false` indexes the LLC's sets by the low line bits as one
+    /// slice; `true` keeps the profile's slice hash (and fails on a profile without one).
+    pub llc_hash: Option<bool>,
     /// The receive interface's configuration; its descriptor prefetch is the profile's NIC's.
     pub iface: IfaceConfig,
     /// Design name (see [`crate::DESIGN_NAMES`]).
@@ -49,6 +54,8 @@ impl Default for SimConfig {
         SimConfig {
             profile: "r640-silver4216".into(),
             ddio_ways: None,
+            llc_policy: None,
+            llc_hash: None,
             iface: IfaceConfig::default(),
             design: "privring".into(),
             app: "echo".into(),

@@ -33,6 +33,7 @@ pub mod probe;
 pub mod profile;
 pub mod report;
 pub mod sampler;
+pub mod slices;
 pub mod timeline;
 
 pub use config::{Arrivals, SimConfig, SimError};
@@ -44,11 +45,24 @@ pub use report::SimReport;
 
 use apps::Hosted;
 
-/// The profile a run uses: the named one with the run's DDIO override applied.
+/// The profile a run uses: the named one with the run's DDIO and LLC overrides applied.
 pub fn resolve_profile(cfg: &SimConfig) -> Result<Profile, SimError> {
     let mut p = Profile::by_name(&cfg.profile)?;
     if let Some(ways) = cfg.ddio_ways {
         p.ddio_ways = ways;
+    }
+    if let Some(policy) = cfg.llc_policy {
+        p.cpu.llc_policy = policy;
+    }
+    match cfg.llc_hash {
+        Some(false) => p.cpu.llc_slices = None,
+        Some(true) if p.cpu.llc_slices.is_none() => {
+            return Err(SimError::Config {
+                option: "llc-hash",
+                message: format!("profile {} has no LLC slice hash; leave --llc-hash out or set it false", p.name),
+            });
+        }
+        _ => {}
     }
     p.validate()?;
     Ok(p)

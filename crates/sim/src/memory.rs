@@ -7,18 +7,22 @@
 //! - MESI reduced to what costs time: a write to a line other cores hold invalidates them; a line another
 //!   core holds modified costs the core-to-core transfer; a write to a line this core alone holds is free.
 //! - DDIO (reference/hardware.md): a NIC write updates the line in place wherever it is in the LLC
-//!   (invalidating core copies); on a miss it allocates only in the DDIO ways (the highest ways), or goes
-//!   to DRAM when DDIO is off. NIC reads hit the LLC or read DRAM without allocating. Partial-line DMA
-//!   writes are treated as whole-line writes.
+//!   (invalidating core copies), which ages its set as any hit does; on a miss it allocates only in the
+//!   DDIO ways (the highest ways), inserted as any fill is, or goes to DRAM when DDIO is off. NIC reads
+//!   hit the LLC or read DRAM without allocating, and leave the replacement state as it was. Partial-line
+//!   DMA writes are treated as whole-line writes.
+//! - The LLC is split into slices and replaces lines as the profile says ([`crate::slices`],
+//!   [`crate::cache::Policy`]); the private caches are LRU, indexed by the low line bits.
 //! - Dirty lines evicted from the LLC are written back to DRAM.
 //! - Hardware prefetches ([`crate::prefetcher`]) fill the caches at once, as if they had been issued far
 //!   enough ahead (the streamer runs up to 20 lines ahead of the loads); they pay LLC and DRAM traffic
 //!   and are counted apart from demand accesses.
 
-use crate::cache::{Miss, SetAssoc, Shootdown, Slot};
+use crate::cache::{Lru, Miss, Policy, SetAssoc, Shootdown, Slot};
 use crate::dram::Dram;
 use crate::prefetcher::Prefetcher;
-use crate::profile::{LINE, Profile};
+use crate::profile::{CacheGeom, LINE, Profile};
+use crate::slices::{Modulo, Sliced};
 use serde::Serialize;
 
 /// Hit and miss counters of the hierarchy.
@@ -55,9 +59,9 @@ struct Lat {
 /// Caches and DRAM of the simulated machine.
 #[derive(Debug, Clone)]
 pub struct Memory {
-    l1: Vec<SetAssoc>,
-    l2: Vec<SetAssoc>,
-    llc: SetAssoc,
+    l1: Vec<SetAssoc<Lru, Modulo>>,
+    l2: Vec<SetAssoc<Lru, Modulo>>,
+    llc: SetAssoc<Policy, Sliced>,
     /// Per LLC slot: cores that may hold the line privately; meaningful only while the slot's flag A
     /// is set (so a NIC install, which clears it, never reads or writes this array).
     sharers: Vec<u32>,
@@ -87,12 +91,13 @@ impl Memory {
     pub fn new(p: &Profile, cores: usize) -> Memory {
         let c = &p.cpu;
         let ps = |cycles: u32| (f64::from(cycles) * p.ps_per_cycle()) as u64;
-        let llc = SetAssoc::new(c.llc.sets(), c.llc.ways);
+        let llc = SetAssoc::new(c.llc.ways, c.llc_policy, Sliced::new(c.llc.sets(), c.llc_slices.as_ref()));
+        let private = |g: CacheGeom| SetAssoc::new(g.ways, Lru, Modulo::new(g.sets()));
         let ways = c.llc.ways;
         let ddio_mask = (((1u32 << p.ddio_ways) - 1) << (ways - p.ddio_ways)) as u16;
         Memory {
-            l1: (0..cores).map(|_| SetAssoc::new(c.l1d.sets(), c.l1d.ways)).collect(),
-            l2: (0..cores).map(|_| SetAssoc::new(c.l2.sets(), c.l2.ways)).collect(),
+            l1: (0..cores).map(|_| private(c.l1d)).collect(),
+            l2: (0..cores).map(|_| private(c.l2)).collect(),
             sharers: vec![0; c.llc.sets() * crate::cache::MAX_WAYS],
             shootdowns: Vec::new(),
             llc,
@@ -114,8 +119,8 @@ impl Memory {
         self.llc.lines()
     }
 
-    /// Put `line` in the LLC as the most recently used line of its set, clean and in no core's private
-    /// cache, unless it is there already; nothing is counted. The state initialisation leaves a table in
+    /// Put `line` in the LLC as a fill does, clean and in no core's private cache, unless it is there
+    /// already; nothing is counted. The state initialisation leaves a table in
     /// before the run starts ([`crate::machine::Machine::add_tables`]).
     pub fn warm_llc(&mut self, line: u64) {
         if let Err(miss) = self.llc.access(line) {
@@ -415,11 +420,14 @@ impl Memory {
 mod tests {
     use super::*;
 
-    /// A small machine: LLC of 4 sets x 4 ways with 1 DDIO way, L2 2 sets x 2 ways, L1 1 set x 2 ways.
+    /// A small machine: LLC of 4 sets x 4 ways with 1 DDIO way (one slice, LRU), L2 2 sets x 2 ways, L1
+    /// 1 set x 2 ways.
     fn small(ddio: usize) -> Memory {
         let mut p = Profile::r640_silver4216();
         p.cpu.llc.size = 4 * 4 * LINE;
         p.cpu.llc.ways = 4;
+        p.cpu.llc_slices = None;
+        p.cpu.llc_policy = Policy::Lru;
         p.cpu.l2.size = 2 * 2 * LINE;
         p.cpu.l2.ways = 2;
         p.cpu.l1d.size = 2 * LINE;

@@ -14,7 +14,18 @@
 //!   requests) with Extended Tag Field Enable, which NIC drivers set.
 //! - \[CX5\] ConnectX-5 EN product brief (nicmem ref. \[81\]): up to 200 million packets per second;
 //!   Mellanox, "HowTo Tune Receive Buffers on Mellanox Adapter Cards": port buffer 262016 B.
+//! - \[SLICE\] the LLC slice hashes of [`crate::slices`]: McCalpin, "Mapping Addresses to L3/CHA Slices in
+//!   Intel Processors" (TACC TR-2021-03) for Xeon Scalable with 16 slices; Maurice et al., RAID 2015, for
+//!   8 slices.
+//! - \[AR20\] Abel and Reineke, "nanoBench: A Low-Overhead Tool for Running Microbenchmarks on x86
+//!   Systems", ISPASS 2020 (and uops.info/cache.html): the L3 replacement policy of Skylake-family CPUs,
+//!   set dueling between QLRU_H11_M1_R0_U0 and QLRU_H11_MR161_R0_U0 ([`crate::cache::Policy::QlruAdaptive`],
+//!   which lists what had to be assumed). They measured client CPUs (Skylake, Kaby Lake, Coffee Lake,
+//!   Ice Lake); no measurement of a Skylake-SP or Skylake-X L3 has been published, so that is the
+//!   closest.
 
+use crate::cache::Policy;
+use crate::slices::{SKX_16, SliceHash, XOR_8};
 use serde::Serialize;
 use std::fmt;
 
@@ -52,6 +63,11 @@ pub struct CpuParams {
     pub l2: CacheGeom,
     /// Shared last-level cache.
     pub llc: CacheGeom,
+    /// The hash that spreads lines over the LLC's slices, whose sets are then indexed by the low line
+    /// bits; `None`: one slice, sets indexed by the low line bits.
+    pub llc_slices: Option<SliceHash>,
+    /// The LLC's replacement policy (the private caches use LRU).
+    pub llc_policy: Policy,
     /// Extra cycles of a locked read-modify-write beyond the access itself.
     pub atomic_cycles: u32,
     /// Cycles to move a line that another core holds modified (snoop and transfer).
@@ -192,8 +208,9 @@ fn mlc_curve() -> Vec<(f64, f64)> {
     ]
 }
 
-/// Skylake-family private caches and LLC latency ([OPT]); `llc` gives the LLC's size and ways.
-fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize) -> CpuParams {
+/// Skylake-family private caches and LLC latency ([OPT]), and its L3 replacement policy ([AR20]);
+/// `llc_size`, `llc_ways` and `slices` give the LLC's size, ways and slice hash ([SLICE]).
+fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize, slices: SliceHash) -> CpuParams {
     CpuParams {
         cores,
         freq_ghz,
@@ -203,6 +220,10 @@ fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize) ->
         l2: CacheGeom { size: 1 << 20, ways: 16, latency_cycles: 14 },
         // source: [OPT] L3 50-70 cycles: the middle of the range.
         llc: CacheGeom { size: llc_size, ways: llc_ways, latency_cycles: 60 },
+        llc_slices: Some(slices),
+        // source: [AR20] the Skylake-family L3 policy: set dueling between QLRU_H11_M1_R0_U0 and
+        // QLRU_H11_MR161_R0_U0.
+        llc_policy: Policy::QlruAdaptive,
         // source: [AGNER] locked RMW about 18 cycles on Skylake.
         atomic_cycles: 18,
         // source: [C2C] about 50 ns core to core, in cycles at this frequency.
@@ -279,8 +300,9 @@ impl Profile {
     pub fn r640_silver4216() -> Profile {
         Profile {
             name: "r640-silver4216".into(),
-            // source: [P0] [P1] [P2] 16 cores at 2.1 GHz, 22 MiB 11-way LLC; Turbo Boost off.
-            cpu: skylake_cpu(16, 2.1, 22 << 20, 11),
+            // source: [P0] [P1] [P2] 16 cores at 2.1 GHz, 22 MiB 11-way LLC; Turbo Boost off. 22 MiB is
+            // 16 slices of 1.375 MiB, one per core: the Xeon Scalable 16-slice hash ([SLICE]).
+            cpu: skylake_cpu(16, 2.1, 22 << 20, 11, SKX_16),
             // source: [P0] "2 DDIO LLC ways" (default), [HW] IIO_LLC_WAYS = 0x600.
             ddio_ways: 2,
             dram: DramParams {
@@ -311,8 +333,10 @@ impl Profile {
     pub fn i9_9960x_enso() -> Profile {
         Profile {
             name: "i9-9960x-enso".into(),
-            // source: [P4] §7 testbed: 16 cores at 3.1 GHz, 22 MB LLC (11-way, as every Skylake-X L3).
-            cpu: skylake_cpu(16, 3.1, 22 << 20, 11),
+            // source: [P4] §7 testbed: 16 cores at 3.1 GHz, 22 MB LLC (11-way, as every Skylake-X L3):
+            // 16 slices of 1.375 MiB. Skylake-X is the Skylake-SP die; McCalpin measured the Xeons, so
+            // their 16-slice hash is the closest published ([SLICE]).
+            cpu: skylake_cpu(16, 3.1, 22 << 20, 11, SKX_16),
             // source: [HW] DDIO's default of 2 ways.
             ddio_ways: 2,
             dram: DramParams {
@@ -344,8 +368,10 @@ impl Profile {
     pub fn silver4110_xl710() -> Profile {
         Profile {
             name: "silver4110-xl710".into(),
-            // source: [P3] Silver 4110 at 2.1 GHz; Intel ARK: 8 cores, 11 MiB L3 (11-way, 1.375 MiB/core).
-            cpu: skylake_cpu(8, 2.1, 11 << 20, 11),
+            // source: [P3] Silver 4110 at 2.1 GHz; Intel ARK: 8 cores, 11 MiB L3 (11-way, 1.375 MiB/core),
+            // so 8 slices: no Skylake-SP 8-slice hash is published; the 8-core one of Maurice et al. is the
+            // closest ([SLICE]).
+            cpu: skylake_cpu(8, 2.1, 11 << 20, 11, XOR_8),
             // source: [HW] DDIO's default of 2 ways.
             ddio_ways: 2,
             dram: DramParams {
@@ -387,6 +413,10 @@ impl Profile {
         p.cpu.l1d = CacheGeom { size: host.l1d.0, ways: host.l1d.1, ..p.cpu.l1d };
         p.cpu.l2 = CacheGeom { size: host.l2.0, ways: host.l2.1, ..p.cpu.l2 };
         p.cpu.llc = CacheGeom { size: host.llc.0, ways: host.llc.1, ..p.cpu.llc };
+        // The host's slices and L3 policy are unknown (no published measurement covers an arbitrary host,
+        // and this one may not be an Intel CPU): one slice and LRU.
+        p.cpu.llc_slices = None;
+        p.cpu.llc_policy = Policy::Lru;
         p.ddio_ways = p.ddio_ways.min(p.cpu.llc.ways);
         p.validate()?;
         Ok(p)
@@ -409,6 +439,15 @@ impl Profile {
                     g.size, g.ways
                 ));
             }
+        }
+        if let Some(h) = self.cpu.llc_slices.filter(|h| self.cpu.llc.sets() < h.slices() * h.slices()) {
+            return bad(format!(
+                "the LLC's {} sets cannot be split into {} slices of at least {} sets; use a larger LLC or drop \
+                 the slice hash",
+                self.cpu.llc.sets(),
+                h.slices(),
+                h.slices()
+            ));
         }
         if self.ddio_ways > self.cpu.llc.ways {
             return bad(format!(
@@ -448,12 +487,14 @@ impl fmt::Display for Profile {
         let c = &self.cpu;
         write!(
             f,
-            "{}: {} cores at {} GHz, LLC {} MiB {}-way ({} DDIO ways), DRAM {} GB/s, PCIe Gen{} x{} x {}, {} x {} GbE",
+            "{}: {} cores at {} GHz, LLC {} MiB {}-way{}, {} ({} DDIO ways), DRAM {} GB/s, PCIe Gen{} x{} x {}, {} x {} GbE",
             self.name,
             c.cores,
             c.freq_ghz,
             c.llc.size >> 20,
             c.llc.ways,
+            c.llc_slices.map(|h| format!(" in {} slices ({} hash)", h.slices(), h.name)).unwrap_or_default(),
+            c.llc_policy,
             self.ddio_ways,
             self.dram.peak_gbs,
             (self.pcie.gts / 2.5).log2().round() as u32 + 1,
