@@ -98,7 +98,7 @@ const GRAPHS: &[Graph] = &[
         nf: "nat",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPNAT", "FlowCounter"),
         sets: &[("state", "fcb")],
-        work: 771,
+        work: 764,
         source: Source::Calibrated(Calibration {
             cores: 14,
             ring: 64,
@@ -112,7 +112,7 @@ const GRAPHS: &[Graph] = &[
         nf: "lb",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPLoadBalancer"),
         sets: &[("state", "fcb")],
-        work: 776,
+        work: 761,
         source: Source::Calibrated(Calibration {
             cores: 12,
             ring: 64,
