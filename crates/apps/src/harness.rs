@@ -39,7 +39,7 @@ impl TestCore {
 
     /// A core (id 0) with `bytes` of NIC memory, given to apps with [`App::bind_nicmem`].
     pub fn with_nicmem(bytes: usize) -> TestCore {
-        let nicmem = NicMem::new(bytes, BufLayout::default()).expect("a NIC memory of whole buffers");
+        let nicmem = NicMem::new(bytes, BufLayout::PACKED_2K).expect("a NIC memory of whole buffers");
         TestCore { nicmem: Some(nicmem), ..TestCore::new() }
     }
 

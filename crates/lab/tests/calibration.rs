@@ -21,7 +21,7 @@ fn shring_fig2_workpackage_costs_what_shring_states_at_shring_8() {
     let out = Command::new(env!("CARGO_BIN_EXE_rxlab"))
         .args(["run", "--engine", "sim", "--runtime", "fastclick", "--app", "workpackage", "--app-params", &params])
         .args(["--iface", "shring", "--share", "8", "--cores", "16", "--size", "1518", "--rate", "200G"])
-        .args(["--duration", "2ms", "--warmup", "1ms", "--json"])
+        .args(["--duration", "5ms", "--warmup", "10ms", "--json"])
         .output()
         .expect("run rxlab");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -48,6 +48,16 @@ impl CacheGeom {
     pub fn sets(&self) -> usize {
         self.size / (LINE * self.ways.max(1))
     }
+
+    /// A host cache of `size` bytes and `ways` as the model can hold it: the largest power-of-two number
+    /// of sets that fits (a virtualised or non-Intel host may report, say, 480 MiB in 16 ways, which is
+    /// 491,520 sets; the set index is a bit field, so the model keeps 262,144 of them).
+    fn of_host((size, ways): (usize, usize), latency_cycles: u32) -> CacheGeom {
+        let ways = ways.max(1);
+        let sets = (size / (LINE * ways)).max(1);
+        let sets = 1 << sets.ilog2();
+        CacheGeom { size: sets * ways * LINE, ways, latency_cycles }
+    }
 }
 
 /// Cores and their caches.
@@ -410,9 +420,9 @@ impl Profile {
         p.cpu.cores = host.cores;
         p.cpu.freq_ghz = host.freq_ghz;
         p.cpu.transfer_cycles = (50.0 * host.freq_ghz).round() as u32;
-        p.cpu.l1d = CacheGeom { size: host.l1d.0, ways: host.l1d.1, ..p.cpu.l1d };
-        p.cpu.l2 = CacheGeom { size: host.l2.0, ways: host.l2.1, ..p.cpu.l2 };
-        p.cpu.llc = CacheGeom { size: host.llc.0, ways: host.llc.1, ..p.cpu.llc };
+        p.cpu.l1d = CacheGeom::of_host(host.l1d, p.cpu.l1d.latency_cycles);
+        p.cpu.l2 = CacheGeom::of_host(host.l2, p.cpu.l2.latency_cycles);
+        p.cpu.llc = CacheGeom::of_host(host.llc, p.cpu.llc.latency_cycles);
         // The host's slices and L3 policy are unknown (no published measurement covers an arbitrary host,
         // and this one may not be an Intel CPU): one slice and LRU.
         p.cpu.llc_slices = None;
@@ -509,6 +519,14 @@ impl fmt::Display for Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_caches_keep_a_power_of_two_number_of_sets() {
+        let g = CacheGeom::of_host((480 << 20, 16), 50);
+        assert_eq!((g.size, g.ways, g.sets()), (256 << 20, 16, 1 << 18));
+        let g = CacheGeom::of_host((22 << 20, 11), 50);
+        assert_eq!(g.size, 22 << 20, "a power-of-two set count is kept as it is");
+    }
 
     #[test]
     fn named_profiles_are_valid_and_unknown_names_list_the_known_ones() {

@@ -22,8 +22,9 @@ fn calibrated_graphs_cost_what_their_papers_state() {
                 rate: Rate::Gbps(200.0),
                 ..GenConfig::default()
             },
-            duration_ps: 3_000_000_000,
-            warmup_ps: 1_000_000_000,
+            // Steady state: 10 ms of warm-up, then 5 ms measured.
+            duration_ps: 15_000_000_000,
+            warmup_ps: 10_000_000_000,
             ..SimConfig::default()
         };
         cfg.iface.cores = c.cores;

@@ -157,7 +157,7 @@ mod tests {
 
     #[test]
     fn the_hottest_keys_move_to_nicmem_and_back() {
-        let nm = NicMem::new(4 * 2048, BufLayout::default()).unwrap();
+        let nm = NicMem::new(4 * 2048, BufLayout::PACKED_2K).unwrap();
         let mut part = Partition::new(256, 1 << 20);
         let hs: Vec<KeyHash> = (0..100u32).map(|k| put(&mut part, k, &[k as u8; 100])).collect();
         let mut hot = HotItems::new(nm.clone(), 0, 3, 50, 6);
