@@ -96,7 +96,7 @@ impl Key {
 }
 
 /// How a cache chooses the line to replace and ages the others.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Policy {
     /// True LRU: ages are the ways' recency ranks (0 the most recent), a permutation of `0..ways`.

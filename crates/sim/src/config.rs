@@ -17,8 +17,12 @@ pub enum Arrivals {
 /// One simulation run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
-    /// Machine profile name (see [`crate::PROFILE_NAMES`]).
+    /// Machine profile: a built-in name (see [`crate::PROFILE_NAMES`]) or a profile file `PATH.toml`
+    /// ([`crate::profile_file`]).
     pub profile: String,
+    /// `;`-separated `FIELD = VALUE` assignments laid over the profile ([`crate::profile_file::overlay`]);
+    /// empty for none.
+    pub profile_set: String,
     /// Override of the profile's DDIO ways (0 turns DDIO off).
     pub ddio_ways: Option<usize>,
     /// Override of the profile's LLC replacement policy.
@@ -53,6 +57,7 @@ impl Default for SimConfig {
     fn default() -> Self {
         SimConfig {
             profile: "r640-silver4216".into(),
+            profile_set: String::new(),
             ddio_ways: None,
             llc_policy: None,
             llc_hash: None,

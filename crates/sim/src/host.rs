@@ -1,5 +1,8 @@
-//! Reading this host's cores, caches and frequency from /sys and /proc (the `this-machine` profile).
+//! Reading this host's cores, caches, frequency and memory from /sys and /proc, and a profile of it
+//! (`rxlab profile detect`).
 
+use crate::cache::Policy;
+use crate::profile::{CacheGeom, Profile, ProfileError};
 use std::fs;
 
 /// What the host reports.
@@ -15,6 +18,8 @@ pub struct Host {
     pub l2: (usize, usize),
     /// Last-level cache (bytes, ways).
     pub llc: (usize, usize),
+    /// Installed memory in bytes (`MemTotal`), where /proc/meminfo gives it.
+    pub mem_bytes: Option<u64>,
 }
 
 /// Parse a cache size as /sys writes it: `32K`, `1024K`, `32768K`, `8M`.
@@ -73,7 +78,56 @@ pub fn read() -> Result<Host, String> {
     let missing = |what: &str| format!("/sys/devices/system/cpu/cpu0/cache lists no {what}");
     let l1d = l1d.ok_or_else(|| missing("L1 data cache"))?;
     let l2 = l2.ok_or_else(|| missing("L2 cache"))?;
-    Ok(Host { cores, freq_ghz, l1d, l2, llc: llc.unwrap_or(l2) })
+    let mem_bytes = fs::read_to_string("/proc/meminfo").ok().as_deref().and_then(mem_total);
+    Ok(Host { cores, freq_ghz, l1d, l2, llc: llc.unwrap_or(l2), mem_bytes })
+}
+
+/// `MemTotal` of /proc/meminfo, in bytes.
+fn mem_total(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|kib| kib << 10)
+}
+
+/// Where each field [`profile`] reads from the host comes from; every other field is its base's.
+pub const DETECTED: &[(&str, &str)] = &[
+    ("cpu.cores", "detected: /sys/devices/system/cpu/online"),
+    ("cpu.freq_ghz", "detected: cpufreq cpuinfo_max_freq, else /proc/cpuinfo \"cpu MHz\""),
+    (
+        "cpu.transfer_cycles",
+        "detected frequency x about 50 ns core to core ([C2C] of the Skylake-SP mesh; not measured here)",
+    ),
+    ("cpu.l1d", "detected: /sys/devices/system/cpu/cpu0/cache (size, ways; latency from the base)"),
+    ("cpu.l2", "detected: /sys/devices/system/cpu/cpu0/cache (size, ways; latency from the base)"),
+    (
+        "cpu.llc",
+        "detected: /sys/devices/system/cpu/cpu0/cache (size, ways, kept to a power-of-two number of sets; \
+         latency from the base)",
+    ),
+    (
+        "cpu.llc_slices",
+        "unknown for an arbitrary host (no published measurement covers it; it may not be an Intel CPU): \
+         one slice",
+    ),
+    ("cpu.llc_policy", "unknown for an arbitrary host: LRU"),
+    ("ddio_ways", "the base's, at most the detected LLC's ways"),
+];
+
+/// A profile of `host` named `name`: cores, caches and frequency from the host; latencies, DRAM, PCIe and
+/// NIC from `base`, since the live engine's NIC is a thread and /sys and /proc give no memory bandwidth.
+pub fn profile(host: &Host, base: &Profile, name: &str) -> Result<Profile, ProfileError> {
+    let mut p = base.clone();
+    p.name = name.to_string();
+    p.cpu.cores = host.cores;
+    p.cpu.freq_ghz = host.freq_ghz;
+    p.cpu.transfer_cycles = (50.0 * host.freq_ghz).round() as u32;
+    p.cpu.l1d = CacheGeom::of_host(host.l1d, p.cpu.l1d.latency_cycles);
+    p.cpu.l2 = CacheGeom::of_host(host.l2, p.cpu.l2.latency_cycles);
+    p.cpu.llc = CacheGeom::of_host(host.llc, p.cpu.llc.latency_cycles);
+    p.cpu.llc_slices = None;
+    p.cpu.llc_policy = Policy::Lru;
+    p.ddio_ways = p.ddio_ways.min(p.cpu.llc.ways);
+    p.validate()?;
+    Ok(p)
 }
 
 #[cfg(test)]
@@ -87,5 +141,15 @@ mod tests {
         assert_eq!(count_cpus("0-3,8,10-11\n"), Some(7));
         assert_eq!(count_cpus("0"), Some(1));
         assert_eq!(cpuinfo_ghz("model name\t: X\ncpu MHz\t\t: 2445.422\n"), Some(2.445422));
+        assert_eq!(mem_total("MemTotal:       16384 kB\nMemFree: 1 kB\n"), Some(16 << 20));
+    }
+
+    #[test]
+    fn a_host_profile_takes_what_the_host_has_and_the_rest_from_its_base() {
+        let host =
+            Host { cores: 4, freq_ghz: 3.0, l1d: (48 << 10, 12), l2: (2 << 20, 16), llc: (30 << 20, 12), mem_bytes: None };
+        let p = profile(&host, &Profile::r640_silver4216(), "mine").unwrap();
+        assert_eq!((p.cpu.cores, p.cpu.llc.ways, p.cpu.llc.size), (4, 12, 24 << 20));
+        assert_eq!((p.cpu.llc_slices, p.pcie.clone()), (None, Profile::r640_silver4216().pcie));
     }
 }

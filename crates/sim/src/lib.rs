@@ -21,7 +21,7 @@ pub mod config;
 pub mod dram;
 pub mod engine;
 pub mod event;
-mod host;
+pub mod host;
 pub mod link;
 pub mod machine;
 pub mod memory;
@@ -31,6 +31,7 @@ pub mod pcie;
 pub mod prefetcher;
 pub mod probe;
 pub mod profile;
+pub mod profile_file;
 pub mod report;
 pub mod sampler;
 pub mod slices;
@@ -45,9 +46,13 @@ pub use report::SimReport;
 
 use apps::Hosted;
 
-/// The profile a run uses: the named one with the run's DDIO and LLC overrides applied.
+/// The profile a run uses: the named one or the file, with the run's field assignments and its DDIO and
+/// LLC overrides applied.
 pub fn resolve_profile(cfg: &SimConfig) -> Result<Profile, SimError> {
-    let mut p = Profile::by_name(&cfg.profile)?;
+    let mut p = Profile::named_or_file(&cfg.profile)?;
+    if !cfg.profile_set.is_empty() {
+        p = profile_file::overlay(&p, &cfg.profile_set)?;
+    }
     if let Some(ways) = cfg.ddio_ways {
         p.ddio_ways = ways;
     }

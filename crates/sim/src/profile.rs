@@ -1,39 +1,67 @@
 //! Machine profiles: every hardware parameter the models use, one named profile per testbed
-//! (DESIGN.md, "Simulation"). Each value carries the source it comes from; none is tuned to a figure.
-//!
-//! Sources cited below:
-//! - \[P0\] shRing §5 "Experimental Setup", \[P1\] rxBisect §6 "System Setup", \[P2\] nicmem §6.1,
-//!   \[P3\] COREC §4, \[P4\] Ensō §6-7 (papers/).
-//! - \[HW\] reference/hardware.md (PCIe model, DMA read latency, DDIO, DRAM loaded latency).
-//! - \[OPT\] Intel 64 and IA-32 Architectures Optimization Reference Manual (248966), Skylake Server
-//!   cache parameters: L1D 32 KiB 8-way 4 cycles; L2 1 MiB 16-way 14 cycles; L3 50-70 cycles.
-//! - \[AGNER\] Agner Fog, Instruction tables, Skylake: `LOCK CMPXCHG`/`LOCK XADD` about 18 cycles.
-//! - \[C2C\] AnandTech, "Sizing Up Servers: Intel's Skylake-SP Xeon versus AMD's EPYC 7000" (2017):
-//!   core-to-core cache-line transfer on the Skylake-SP mesh about 50 ns.
-//! - \[PCISPEC\] PCI Express Base Specification 3.0 §2.2.6.2: 8-bit tags (256 outstanding non-posted
-//!   requests) with Extended Tag Field Enable, which NIC drivers set.
-//! - \[CX5\] ConnectX-5 EN product brief (nicmem ref. \[81\]): up to 200 million packets per second;
-//!   Mellanox, "HowTo Tune Receive Buffers on Mellanox Adapter Cards": port buffer 262016 B.
-//! - \[SLICE\] the LLC slice hashes of [`crate::slices`]: McCalpin, "Mapping Addresses to L3/CHA Slices in
-//!   Intel Processors" (TACC TR-2021-03) for Xeon Scalable with 16 slices; Maurice et al., RAID 2015, for
-//!   8 slices.
-//! - \[AR20\] Abel and Reineke, "nanoBench: A Low-Overhead Tool for Running Microbenchmarks on x86
-//!   Systems", ISPASS 2020 (and uops.info/cache.html): the L3 replacement policy of Skylake-family CPUs,
-//!   set dueling between QLRU_H11_M1_R0_U0 and QLRU_H11_MR161_R0_U0 ([`crate::cache::Policy::QlruAdaptive`],
-//!   which lists what had to be assumed). They measured client CPUs (Skylake, Kaby Lake, Coffee Lake,
-//!   Ice Lake); no measurement of a Skylake-SP or Skylake-X L3 has been published, so that is the
-//!   closest.
+//! (DESIGN.md, "Simulation"). Each value carries the source it comes from ([`sources`], citing
+//! [`REFERENCES`]); none is tuned to a figure. The same types are the schema of profile files
+//! ([`crate::profile_file`]): serde derives them, so a field added here is a field of every file.
 
 use crate::cache::Policy;
 use crate::slices::{SKX_16, SliceHash, XOR_8};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// The works the sources of [`sources`] cite, by their keys.
+pub const REFERENCES: &[(&str, &str)] = &[
+    ("[P0]", "shRing §5 \"Experimental Setup\" (papers/000)"),
+    ("[P1]", "rxBisect §6 \"System Setup\" (papers/001)"),
+    ("[P2]", "nicmem §6.1 (papers/002)"),
+    ("[P3]", "COREC §4 (papers/003)"),
+    ("[P4]", "Ensō §6-7 (papers/004)"),
+    ("[HW]", "reference/hardware.md (PCIe model, DMA read latency, DDIO, DRAM loaded latency)"),
+    (
+        "[OPT]",
+        "Intel 64 and IA-32 Architectures Optimization Reference Manual (248966), Skylake Server cache \
+         parameters: L1D 32 KiB 8-way 4 cycles; L2 1 MiB 16-way 14 cycles; L3 50-70 cycles",
+    ),
+    ("[AGNER]", "Agner Fog, Instruction tables, Skylake: LOCK CMPXCHG/LOCK XADD about 18 cycles"),
+    (
+        "[C2C]",
+        "AnandTech, \"Sizing Up Servers: Intel's Skylake-SP Xeon versus AMD's EPYC 7000\" (2017): \
+         core-to-core cache-line transfer on the Skylake-SP mesh about 50 ns",
+    ),
+    (
+        "[PCISPEC]",
+        "PCI Express Base Specification 3.0 §2.2.6.2: 8-bit tags (256 outstanding non-posted requests) \
+         with Extended Tag Field Enable, which NIC drivers set",
+    ),
+    (
+        "[CX5]",
+        "ConnectX-5 EN product brief (nicmem ref. [81]): up to 200 million packets per second; Mellanox, \
+         \"HowTo Tune Receive Buffers on Mellanox Adapter Cards\": port buffer 262016 B",
+    ),
+    (
+        "[SLICE]",
+        "the LLC slice hashes of slices.rs: McCalpin, \"Mapping Addresses to L3/CHA Slices in Intel \
+         Processors\" (TACC TR-2021-03) for Xeon Scalable with 16 slices; Maurice et al., RAID 2015, for 8 slices",
+    ),
+    (
+        "[AR20]",
+        "Abel and Reineke, \"nanoBench: A Low-Overhead Tool for Running Microbenchmarks on x86 Systems\", \
+         ISPASS 2020 (and uops.info/cache.html): the L3 replacement policy of Skylake-family CPUs, set dueling \
+         between QLRU_H11_M1_R0_U0 and QLRU_H11_MR161_R0_U0 (cache::Policy::QlruAdaptive, which lists what \
+         had to be assumed). They measured client CPUs; no measurement of a Skylake-SP or Skylake-X L3 has \
+         been published, so that is the closest",
+    ),
+];
+
+/// Where a value comes from: its path in profile files (`cpu.llc.ways`) and its source, citing
+/// [`REFERENCES`]. A path naming a table covers the fields in it that have no source of their own.
+pub type Source = (&'static str, &'static str);
 
 /// Bytes per cache line on every modelled machine (x86).
 pub const LINE: usize = 64;
 
 /// Geometry of one cache level.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CacheGeom {
     /// Capacity in bytes.
     pub size: usize,
@@ -52,7 +80,7 @@ impl CacheGeom {
     /// A host cache of `size` bytes and `ways` as the model can hold it: the largest power-of-two number
     /// of sets that fits (a virtualised or non-Intel host may report, say, 480 MiB in 16 ways, which is
     /// 491,520 sets; the set index is a bit field, so the model keeps 262,144 of them).
-    fn of_host((size, ways): (usize, usize), latency_cycles: u32) -> CacheGeom {
+    pub(crate) fn of_host((size, ways): (usize, usize), latency_cycles: u32) -> CacheGeom {
         let ways = ways.max(1);
         let sets = (size / (LINE * ways)).max(1);
         let sets = 1 << sets.ilog2();
@@ -61,7 +89,8 @@ impl CacheGeom {
 }
 
 /// Cores and their caches.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CpuParams {
     /// Cores on the socket that runs the workers.
     pub cores: usize,
@@ -74,9 +103,12 @@ pub struct CpuParams {
     /// Shared last-level cache.
     pub llc: CacheGeom,
     /// The hash that spreads lines over the LLC's slices, whose sets are then indexed by the low line
-    /// bits; `None`: one slice, sets indexed by the low line bits.
+    /// bits; `None`: one slice, sets indexed by the low line bits. Files name it (`"skx-16"`, `"xor-8"`)
+    /// or write `"none"`.
+    #[serde(with = "crate::slices::by_name")]
     pub llc_slices: Option<SliceHash>,
-    /// The LLC's replacement policy (the private caches use LRU).
+    /// The LLC's replacement policy (the private caches use LRU): `"lru"`, `"qlru"` or
+    /// `"qlru-adaptive"`.
     pub llc_policy: Policy,
     /// Extra cycles of a locked read-modify-write beyond the access itself.
     pub atomic_cycles: u32,
@@ -90,7 +122,8 @@ pub struct CpuParams {
 }
 
 /// DDR memory.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DramParams {
     /// Theoretical peak bandwidth in GB/s (channels x MT/s x 8 B).
     pub peak_gbs: f64,
@@ -110,7 +143,8 @@ impl DramParams {
 }
 
 /// The NIC's PCIe attachment.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PcieParams {
     /// Transfer rate per lane in GT/s.
     pub gts: f64,
@@ -143,7 +177,8 @@ pub struct PcieParams {
 }
 
 /// The NIC itself.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct NicParams {
     /// Ethernet ports and their speed in Gbps (their sum is the wire capacity).
     pub ports: u32,
@@ -160,9 +195,11 @@ pub struct NicParams {
 }
 
 /// A machine: cores, caches, DDIO, DRAM, PCIe and NIC.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Profile {
-    /// Name on the command line.
+    /// Name on the command line and in reports; a file that gives none is named after itself.
+    #[serde(default)]
     pub name: String,
     /// Cores and caches.
     pub cpu: CpuParams,
@@ -180,20 +217,45 @@ pub struct Profile {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProfileError {
     /// No profile of that name.
-    #[error("unknown profile '{0}' (known: {known})", known = PROFILE_NAMES.join(", "))]
+    #[error("unknown profile '{0}' (known: {known}, or a profile file PATH.toml)", known = PROFILE_NAMES.join(", "))]
     Unknown(String),
     /// A parameter is impossible.
     #[error("profile {profile}: {message}")]
     Invalid {
         /// The profile.
         profile: String,
+        /// The fields at fault as paths in profile files, the one to change first.
+        fields: &'static [&'static str],
         /// What is wrong and how to fix it.
         message: String,
     },
+    /// A field set from outside a profile (`--profile-set`, a `profile.FIELD` sweep axis) is unknown or
+    /// has an impossible value.
+    #[error("profile field `{field}`: {message}")]
+    Field {
+        /// The field as given.
+        field: String,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+    /// A profile file that cannot be read or used.
+    #[error(transparent)]
+    File(#[from] crate::profile_file::FileError),
 }
 
 /// Names accepted by [`Profile::by_name`].
-pub const PROFILE_NAMES: &[&str] = &["r640-silver4216", "i9-9960x-enso", "silver4110-xl710", "this-machine"];
+pub const PROFILE_NAMES: &[&str] = &["r640-silver4216", "i9-9960x-enso", "silver4110-xl710"];
+
+/// The sources of built-in profile `name`'s values (empty for any other name).
+pub fn sources(name: &str) -> Vec<Source> {
+    let parts: &[&[Source]] = match name {
+        "r640-silver4216" => &[R640_SOURCES, SKYLAKE_SOURCES, GEN3_SOURCES, MLC_SOURCES],
+        "i9-9960x-enso" => &[I9_SOURCES, SKYLAKE_SOURCES, GEN3_SOURCES, MLC_SOURCES],
+        "silver4110-xl710" => &[SILVER4110_SOURCES, SKYLAKE_SOURCES, GEN3_SOURCES, MLC_SOURCES],
+        _ => &[],
+    };
+    parts.concat()
+}
 
 /// The share of its theoretical peak that the MLC system of [`mlc_curve`] sustained: 225.9 GB/s measured
 /// ([HW], the curve's utilisation 1) on two Xeon Platinum 8269CY with six channels of DDR4-2933 each,
@@ -204,7 +266,6 @@ const MLC_SUSTAINED: f64 = 225.9 / 281.6;
 /// DRAM loaded latency, Intel MLC on a Cascade Lake Xeon ([HW], "DRAM loaded latency"); the top point
 /// is the table's "~260 ns" at full utilisation.
 fn mlc_curve() -> Vec<(f64, f64)> {
-    // source: [HW] DRAM loaded latency table (utilisation, ns).
     vec![
         (0.01, 79.5),
         (0.08, 82.7),
@@ -218,33 +279,44 @@ fn mlc_curve() -> Vec<(f64, f64)> {
     ]
 }
 
+/// Sources of the DRAM values every built-in profile shares.
+const MLC_SOURCES: &[Source] = &[
+    ("dram.sustained", "[HW] 225.9 GB/s sustained of 281.6 GB/s theoretical on the MLC system (MLC_SUSTAINED)"),
+    ("dram.curve", "[HW] DRAM loaded latency table (utilisation, ns), Intel MLC on a Cascade Lake Xeon"),
+];
+
 /// Skylake-family private caches and LLC latency ([OPT]), and its L3 replacement policy ([AR20]);
 /// `llc_size`, `llc_ways` and `slices` give the LLC's size, ways and slice hash ([SLICE]).
 fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize, slices: SliceHash) -> CpuParams {
     CpuParams {
         cores,
         freq_ghz,
-        // source: [OPT] L1D 32 KiB, 8-way, 4 cycles.
         l1d: CacheGeom { size: 32 << 10, ways: 8, latency_cycles: 4 },
-        // source: [OPT] L2 1 MiB, 16-way, 14 cycles (Skylake Server).
         l2: CacheGeom { size: 1 << 20, ways: 16, latency_cycles: 14 },
-        // source: [OPT] L3 50-70 cycles: the middle of the range.
         llc: CacheGeom { size: llc_size, ways: llc_ways, latency_cycles: 60 },
         llc_slices: Some(slices),
-        // source: [AR20] the Skylake-family L3 policy: set dueling between QLRU_H11_M1_R0_U0 and
-        // QLRU_H11_MR161_R0_U0.
         llc_policy: Policy::QlruAdaptive,
-        // source: [AGNER] locked RMW about 18 cycles on Skylake.
         atomic_cycles: 18,
-        // source: [C2C] about 50 ns core to core, in cycles at this frequency.
         transfer_cycles: (50.0 * freq_ghz).round() as u32,
-        // source: [OPT] ten L1D fill buffers (Sandy Bridge through Skylake).
         fill_buffers: 10,
-        // source: [OPT] the DCU and L2 streamer prefetchers are on by default; no paper's setup turns
-        // them off.
         hw_prefetch: true,
     }
 }
+
+/// Sources of [`skylake_cpu`]'s values.
+const SKYLAKE_SOURCES: &[Source] = &[
+    ("cpu.l1d", "[OPT] L1D 32 KiB, 8-way, 4 cycles"),
+    ("cpu.l2", "[OPT] L2 1 MiB, 16-way, 14 cycles (Skylake Server)"),
+    ("cpu.llc.latency_cycles", "[OPT] L3 50-70 cycles: the middle of the range"),
+    (
+        "cpu.llc_policy",
+        "[AR20] the Skylake-family L3 policy: set dueling between QLRU_H11_M1_R0_U0 and QLRU_H11_MR161_R0_U0",
+    ),
+    ("cpu.atomic_cycles", "[AGNER] locked RMW about 18 cycles on Skylake"),
+    ("cpu.transfer_cycles", "[C2C] about 50 ns core to core, in cycles at this frequency"),
+    ("cpu.fill_buffers", "[OPT] ten L1D fill buffers (Sandy Bridge through Skylake)"),
+    ("cpu.hw_prefetch", "[OPT] the DCU and L2 streamer prefetchers are on by default; no paper's setup turns them off"),
+];
 
 /// Outstanding non-posted requests a PCIe function may have: 8-bit tags with Extended Tag Field Enable,
 /// which NIC drivers set ([PCISPEC]).
@@ -274,19 +346,14 @@ const SKX_READ_MISS_NS: f64 = 1010.0;
 /// keeping `max_reads` read requests in flight per link.
 fn gen3(lanes: u32, links: u32, max_reads: usize) -> PcieParams {
     PcieParams {
-        // source: [HW] Gen3 8 GT/s, 128b/130b.
         gts: 8.0,
         lanes,
         links,
         encoding: 128.0 / 130.0,
-        // source: [HW] MPS 256, MRRS 512.
         mps: 256,
         mrrs: 512,
-        // source: pcie-model model/pcie.py Ack_Limits and FC_Guide, gen3, MPS 256: 168 B for x16, 203 B
-        // for x8 (PCIe 5.0 Tables 3-7 and 2-46).
         ack_limit: if lanes >= 16 { 168.0 } else { 203.0 },
         fc_limit: if lanes >= 16 { 168.0 } else { 203.0 },
-        // source: [HW] pcie-bench DMA read latency, about 540 ns + 0.29 ns/B.
         read_base_ns: 540.0,
         read_per_byte_ns: 0.29,
         read_miss_ns: SKX_READ_MISS_NS,
@@ -294,15 +361,118 @@ fn gen3(lanes: u32, links: u32, max_reads: usize) -> PcieParams {
     }
 }
 
+/// Sources of [`gen3`]'s values.
+const GEN3_SOURCES: &[Source] = &[
+    ("pcie.gts", "[HW] Gen3 8 GT/s"),
+    ("pcie.encoding", "[HW] Gen3-5 128b/130b"),
+    ("pcie.mps", "[HW] pcie-model's MPS 256"),
+    ("pcie.mrrs", "[HW] pcie-model's MRRS 512"),
+    (
+        "pcie.ack_limit",
+        "pcie-model model/pcie.py Ack_Limits, gen3, MPS 256: 168 B for x16, 203 B for x8 (PCIe 5.0 Table 3-7)",
+    ),
+    (
+        "pcie.fc_limit",
+        "pcie-model model/pcie.py FC_Guide, gen3, MPS 256: 168 B for x16, 203 B for x8 (PCIe 5.0 Table 2-46)",
+    ),
+    ("pcie.read_base_ns", "[HW] pcie-bench DMA read latency, about 540 ns + 0.29 ns/B"),
+    ("pcie.read_per_byte_ns", "[HW] pcie-bench DMA read latency, about 540 ns + 0.29 ns/B"),
+    (
+        "pcie.read_miss_ns",
+        "calibrated once on [P0] §5.2 (DDIO off, LB on 16 cores with 1 Ki privRing rings reaches 150 Gbps): \
+         SKX_READ_MISS_NS in sim/src/profile.rs",
+    ),
+];
+
+/// Sources of [`Profile::r640_silver4216`]'s own values.
+const R640_SOURCES: &[Source] = &[
+    (
+        "cpu",
+        "[P0] [P1] [P2] 16 cores at 2.1 GHz, 22 MiB 11-way LLC; Turbo Boost off. 22 MiB is 16 slices of \
+         1.375 MiB, one per core: the Xeon Scalable 16-slice hash [SLICE]",
+    ),
+    ("ddio_ways", "[P0] \"2 DDIO LLC ways\" (default), [HW] IIO_LLC_WAYS = 0x600"),
+    ("dram.peak_gbs", "[HW] DDR4-2400 (the CPU's limit), 4 channels populated (4 x 16 GiB): 76.8 GB/s"),
+    ("pcie", "[P0] two ConnectX-5, each on PCIe Gen3 x16 [CX5]"),
+    (
+        "pcie.max_reads",
+        "calibrated once on [P0] §2.3 (privRing's 1.45 us mean read latency saturates the NIC's DMA engines): \
+         CX5_READS in sim/src/profile.rs",
+    ),
+    ("nic.ports", "[P0] two 100 GbE NICs, 200 Gbps offered"),
+    ("nic.port_gbps", "[P0] two 100 GbE NICs, 200 Gbps offered"),
+    ("nic.mpps", "[CX5] 200 Mpps per adapter, two adapters"),
+    ("nic.rx_buffer", "[CX5] port buffer 262016 B per port, two ports"),
+    ("nic.prefetch", "ifaces PrefetchParams default (DPDK RX_PTHRESH 8)"),
+    ("nic.memory", "[P2] ConnectX-5 exposes 256 KiB of on-NIC memory to software (nicmem §5)"),
+];
+
+/// Sources of [`Profile::i9_9960x_enso`]'s own values.
+const I9_SOURCES: &[Source] = &[
+    (
+        "cpu",
+        "[P4] §7 testbed: 16 cores at 3.1 GHz, 22 MB LLC (11-way, as every Skylake-X L3): 16 slices of \
+         1.375 MiB. Skylake-X is the Skylake-SP die; McCalpin measured the Xeons, so their 16-slice hash is \
+         the closest published [SLICE]",
+    ),
+    ("ddio_ways", "[HW] DDIO's default of 2 ways"),
+    ("dram.peak_gbs", "Intel ARK, Core i9-9960X: 4 channels DDR4-2666, 85.3 GB/s"),
+    ("pcie", "[P4] Stratix 10 MX FPGA NIC on PCIe 3.0 x16"),
+    (
+        "pcie.max_reads",
+        "no figure for the FPGA NIC's DMA read concurrency, so the PCIe tag limit [PCISPEC] stands in",
+    ),
+    ("nic.ports", "[P4] 100 Gb Ethernet"),
+    ("nic.port_gbps", "[P4] 100 Gb Ethernet"),
+    ("nic.mpps", "[P4] §6 \"most of the NIC design runs at 250 MHz\", one packet per cycle"),
+    ("nic.rx_buffer", "no figure for the FPGA NIC; the ConnectX-5 port buffer [CX5] stands in"),
+    ("nic.prefetch", "ifaces PrefetchParams default (DPDK RX_PTHRESH 8)"),
+    ("nic.memory", "no on-NIC memory exposed in paper 004"),
+];
+
+/// Sources of [`Profile::silver4110_xl710`]'s own values.
+const SILVER4110_SOURCES: &[Source] = &[
+    (
+        "cpu",
+        "[P3] Silver 4110 at 2.1 GHz; Intel ARK: 8 cores, 11 MiB L3 (11-way, 1.375 MiB/core), so 8 slices: \
+         no Skylake-SP 8-slice hash is published; the 8-core one of Maurice et al. is the closest [SLICE]",
+    ),
+    ("ddio_ways", "[HW] DDIO's default of 2 ways"),
+    ("dram.peak_gbs", "[HW] Silver 4110, DDR4-2400, 6 channels: 115.2 GB/s theoretical"),
+    ("pcie", "Intel XL710 datasheet: PCIe 3.0 x8"),
+    (
+        "pcie.max_reads",
+        "no figure at hand for the XL710's DMA read concurrency, so the PCIe tag limit [PCISPEC] stands in",
+    ),
+    ("nic.ports", "[P3] one 40 Gbps XL710 port"),
+    ("nic.port_gbps", "[P3] one 40 Gbps XL710 port"),
+    (
+        "nic.mpps",
+        "[P3] §4.1 \"the NIC maximum throughput is around 37 Mpps as stated in the Intel XL710 datasheet\"",
+    ),
+    ("nic.rx_buffer", "no XL710 figure at hand; the ConnectX-5 port buffer [CX5] stands in"),
+    ("nic.prefetch", "ifaces PrefetchParams default (DPDK i40e RX_PTHRESH 8)"),
+    ("nic.memory", "the XL710 exposes no on-NIC memory"),
+];
+
 impl Profile {
-    /// The profile called `name`.
+    /// The built-in profile called `name`.
     pub fn by_name(name: &str) -> Result<Profile, ProfileError> {
         match name {
             "r640-silver4216" => Ok(Profile::r640_silver4216()),
             "i9-9960x-enso" => Ok(Profile::i9_9960x_enso()),
             "silver4110-xl710" => Ok(Profile::silver4110_xl710()),
-            "this-machine" => Profile::this_machine(),
             other => Err(ProfileError::Unknown(other.to_string())),
+        }
+    }
+
+    /// The profile `spec` names: a profile file if it ends in `.toml` ([`crate::profile_file::load`]),
+    /// else a built-in profile.
+    pub fn named_or_file(spec: &str) -> Result<Profile, ProfileError> {
+        if spec.ends_with(".toml") {
+            Ok(crate::profile_file::load(std::path::Path::new(spec))?)
+        } else {
+            Profile::by_name(spec)
         }
     }
 
@@ -310,30 +480,16 @@ impl Profile {
     pub fn r640_silver4216() -> Profile {
         Profile {
             name: "r640-silver4216".into(),
-            // source: [P0] [P1] [P2] 16 cores at 2.1 GHz, 22 MiB 11-way LLC; Turbo Boost off. 22 MiB is
-            // 16 slices of 1.375 MiB, one per core: the Xeon Scalable 16-slice hash ([SLICE]).
             cpu: skylake_cpu(16, 2.1, 22 << 20, 11, SKX_16),
-            // source: [P0] "2 DDIO LLC ways" (default), [HW] IIO_LLC_WAYS = 0x600.
             ddio_ways: 2,
-            dram: DramParams {
-                // source: [HW] DDR4-2400 (the CPU's limit), 4 channels populated (4 x 16 GiB): 76.8 GB/s.
-                peak_gbs: 76.8,
-                sustained: MLC_SUSTAINED,
-                curve: mlc_curve(),
-            },
-            // source: [P0] two ConnectX-5, each on PCIe Gen3 x16 ([CX5]); read concurrency: `CX5_READS`.
+            dram: DramParams { peak_gbs: 76.8, sustained: MLC_SUSTAINED, curve: mlc_curve() },
             pcie: gen3(16, 2, CX5_READS),
             nic: NicParams {
-                // source: [P0] two 100 GbE NICs, 200 Gbps offered.
                 ports: 2,
                 port_gbps: 100.0,
-                // source: [CX5] 200 Mpps per adapter, two adapters.
                 mpps: 400.0,
-                // source: [CX5] port buffer 262016 B per port, two ports.
                 rx_buffer: 2 * 262_016,
-                // source: ifaces PrefetchParams default (DPDK RX_PTHRESH 8).
                 prefetch: 8,
-                // source: [P2] ConnectX-5 exposes 256 KiB of on-NIC memory to software (nicmem §5).
                 memory: 256 << 10,
             },
         }
@@ -343,34 +499,11 @@ impl Profile {
     pub fn i9_9960x_enso() -> Profile {
         Profile {
             name: "i9-9960x-enso".into(),
-            // source: [P4] §7 testbed: 16 cores at 3.1 GHz, 22 MB LLC (11-way, as every Skylake-X L3):
-            // 16 slices of 1.375 MiB. Skylake-X is the Skylake-SP die; McCalpin measured the Xeons, so
-            // their 16-slice hash is the closest published ([SLICE]).
             cpu: skylake_cpu(16, 3.1, 22 << 20, 11, SKX_16),
-            // source: [HW] DDIO's default of 2 ways.
             ddio_ways: 2,
-            dram: DramParams {
-                // source: Intel ARK, Core i9-9960X: 4 channels DDR4-2666, 85.3 GB/s.
-                peak_gbs: 85.3,
-                sustained: MLC_SUSTAINED,
-                curve: mlc_curve(),
-            },
-            // source: [P4] Stratix 10 MX FPGA NIC on PCIe 3.0 x16; no figure for its DMA engines' read
-            // concurrency, so the PCIe tag limit ([PCISPEC]) stands in.
+            dram: DramParams { peak_gbs: 85.3, sustained: MLC_SUSTAINED, curve: mlc_curve() },
             pcie: gen3(16, 1, PCIE_TAGS),
-            nic: NicParams {
-                // source: [P4] 100 Gb Ethernet.
-                ports: 1,
-                port_gbps: 100.0,
-                // source: [P4] §6 "most of the NIC design runs at 250 MHz", one packet per cycle.
-                mpps: 250.0,
-                // source: no figure for the FPGA NIC; the ConnectX-5 port buffer ([CX5]) stands in.
-                rx_buffer: 262_016,
-                // source: ifaces PrefetchParams default (DPDK RX_PTHRESH 8).
-                prefetch: 8,
-                // source: no on-NIC memory exposed in paper 004.
-                memory: 0,
-            },
+            nic: NicParams { ports: 1, port_gbps: 100.0, mpps: 250.0, rx_buffer: 262_016, prefetch: 8, memory: 0 },
         }
     }
 
@@ -378,110 +511,110 @@ impl Profile {
     pub fn silver4110_xl710() -> Profile {
         Profile {
             name: "silver4110-xl710".into(),
-            // source: [P3] Silver 4110 at 2.1 GHz; Intel ARK: 8 cores, 11 MiB L3 (11-way, 1.375 MiB/core),
-            // so 8 slices: no Skylake-SP 8-slice hash is published; the 8-core one of Maurice et al. is the
-            // closest ([SLICE]).
             cpu: skylake_cpu(8, 2.1, 11 << 20, 11, XOR_8),
-            // source: [HW] DDIO's default of 2 ways.
             ddio_ways: 2,
-            dram: DramParams {
-                // source: [HW] Silver 4110, DDR4-2400, 6 channels: 115.2 GB/s theoretical.
-                peak_gbs: 115.2,
-                sustained: MLC_SUSTAINED,
-                curve: mlc_curve(),
-            },
-            // source: Intel XL710 datasheet: PCIe 3.0 x8; no figure at hand for its DMA engines' read
-            // concurrency, so the PCIe tag limit ([PCISPEC]) stands in.
+            dram: DramParams { peak_gbs: 115.2, sustained: MLC_SUSTAINED, curve: mlc_curve() },
             pcie: gen3(8, 1, PCIE_TAGS),
-            nic: NicParams {
-                // source: [P3] one 40 Gbps XL710 port.
-                ports: 1,
-                port_gbps: 40.0,
-                // source: [P3] §4.1 "the NIC maximum throughput is around 37 Mpps as stated in the Intel
-                // XL710 datasheet".
-                mpps: 37.0,
-                // source: no XL710 figure at hand; the ConnectX-5 port buffer ([CX5]) stands in.
-                rx_buffer: 262_016,
-                // source: ifaces PrefetchParams default (DPDK i40e RX_PTHRESH 8).
-                prefetch: 8,
-                // source: the XL710 exposes no on-NIC memory.
-                memory: 0,
-            },
+            nic: NicParams { ports: 1, port_gbps: 40.0, mpps: 37.0, rx_buffer: 262_016, prefetch: 8, memory: 0 },
         }
     }
 
-    /// This host, read from /sys and /proc (cores, cache sizes and ways, frequency); latencies and the
-    /// memory, PCIe and NIC models come from the R640 profile, as the live engine has no real NIC.
-    pub fn this_machine() -> Result<Profile, ProfileError> {
-        let host =
-            crate::host::read().map_err(|message| ProfileError::Invalid { profile: "this-machine".into(), message })?;
-        let mut p = Profile::r640_silver4216();
-        p.name = "this-machine".into();
-        p.cpu.cores = host.cores;
-        p.cpu.freq_ghz = host.freq_ghz;
-        p.cpu.transfer_cycles = (50.0 * host.freq_ghz).round() as u32;
-        p.cpu.l1d = CacheGeom::of_host(host.l1d, p.cpu.l1d.latency_cycles);
-        p.cpu.l2 = CacheGeom::of_host(host.l2, p.cpu.l2.latency_cycles);
-        p.cpu.llc = CacheGeom::of_host(host.llc, p.cpu.llc.latency_cycles);
-        // The host's slices and L3 policy are unknown (no published measurement covers an arbitrary host,
-        // and this one may not be an Intel CPU): one slice and LRU.
-        p.cpu.llc_slices = None;
-        p.cpu.llc_policy = Policy::Lru;
-        p.ddio_ways = p.ddio_ways.min(p.cpu.llc.ways);
-        p.validate()?;
-        Ok(p)
-    }
-
-    /// Check that the parameters are physically possible and fit the models' representation.
+    /// Check that the parameters are physically possible and fit the models' representation; an error
+    /// names the fields at fault.
     pub fn validate(&self) -> Result<(), ProfileError> {
-        let bad = |message: String| Err(ProfileError::Invalid { profile: self.name.clone(), message });
-        for (level, g) in [("L1d", self.cpu.l1d), ("L2", self.cpu.l2), ("LLC", self.cpu.llc)] {
+        let bad = |fields: &'static [&'static str], message: String| {
+            Err(ProfileError::Invalid { profile: self.name.clone(), fields, message })
+        };
+        let levels: [(&str, CacheGeom, &'static [&'static str]); 3] = [
+            ("L1d", self.cpu.l1d, &["cpu.l1d.size", "cpu.l1d.ways"]),
+            ("L2", self.cpu.l2, &["cpu.l2.size", "cpu.l2.ways"]),
+            ("LLC", self.cpu.llc, &["cpu.llc.size", "cpu.llc.ways"]),
+        ];
+        for (level, g, fields) in levels {
             if g.ways == 0 || g.ways > crate::cache::MAX_WAYS {
-                return bad(format!(
-                    "{level} has {} ways; the cache model supports 1..={}",
-                    g.ways,
-                    crate::cache::MAX_WAYS
-                ));
+                return bad(
+                    &fields[1..],
+                    format!("{level} has {} ways; the cache model supports 1..={}", g.ways, crate::cache::MAX_WAYS),
+                );
             }
-            if g.sets() == 0 || !g.sets().is_power_of_two() || g.size != g.sets() * g.ways * LINE {
-                return bad(format!(
-                    "{level} of {} B and {} ways does not give a power-of-two number of 64 B sets",
-                    g.size, g.ways
-                ));
+            if g.size == 0 || g.size % (LINE * g.ways) != 0 {
+                return bad(
+                    fields,
+                    format!(
+                        "{level} of {} B in {} ways is not a whole number of sets of {} x 64 B lines; use a \
+                         multiple of {} B",
+                        g.size,
+                        g.ways,
+                        g.ways,
+                        LINE * g.ways
+                    ),
+                );
+            }
+            if !g.sets().is_power_of_two() {
+                return bad(
+                    fields,
+                    format!(
+                        "{level} of {} B in {} ways has {} sets; the model indexes sets by address bits, so \
+                         give a power of two ({} or {} sets)",
+                        g.size,
+                        g.ways,
+                        g.sets(),
+                        1usize << g.sets().ilog2(),
+                        2usize << g.sets().ilog2()
+                    ),
+                );
             }
         }
         if let Some(h) = self.cpu.llc_slices.filter(|h| self.cpu.llc.sets() < h.slices() * h.slices()) {
-            return bad(format!(
-                "the LLC's {} sets cannot be split into {} slices of at least {} sets; use a larger LLC or drop \
-                 the slice hash",
-                self.cpu.llc.sets(),
-                h.slices(),
-                h.slices()
-            ));
+            return bad(
+                &["cpu.llc_slices", "cpu.llc.size"],
+                format!(
+                    "the LLC's {} sets cannot be split into {} slices of at least {} sets; use a larger LLC or \
+                     write llc_slices = \"none\"",
+                    self.cpu.llc.sets(),
+                    h.slices(),
+                    h.slices()
+                ),
+            );
         }
         if self.ddio_ways > self.cpu.llc.ways {
-            return bad(format!(
-                "{} DDIO ways exceed the LLC's {} ways; use 0..={} (0 turns DDIO off)",
-                self.ddio_ways, self.cpu.llc.ways, self.cpu.llc.ways
-            ));
+            return bad(
+                &["ddio_ways", "cpu.llc.ways"],
+                format!(
+                    "{} DDIO ways exceed the LLC's {} ways; use 0..={} (0 turns DDIO off)",
+                    self.ddio_ways, self.cpu.llc.ways, self.cpu.llc.ways
+                ),
+            );
         }
         if self.cpu.cores == 0 || self.cpu.cores > 32 {
-            return bad(format!("{} cores; the model supports 1..=32", self.cpu.cores));
+            return bad(&["cpu.cores"], format!("{} cores; the model supports 1..=32", self.cpu.cores));
         }
         if !(self.cpu.freq_ghz.is_finite() && self.cpu.freq_ghz > 0.0) {
-            return bad(format!("core frequency {} GHz must be positive", self.cpu.freq_ghz));
+            return bad(&["cpu.freq_ghz"], format!("core frequency {} GHz must be positive", self.cpu.freq_ghz));
         }
-        if self.dram.peak_gbs <= 0.0 || self.dram.curve.is_empty() {
-            return bad("DRAM needs a positive peak bandwidth and a latency curve".into());
+        if !(self.dram.peak_gbs.is_finite() && self.dram.peak_gbs > 0.0) {
+            return bad(&["dram.peak_gbs"], "DRAM needs a positive peak bandwidth".into());
         }
         if !(self.dram.sustained > 0.0 && self.dram.sustained <= 1.0) {
-            return bad(format!("DRAM sustains {} of its peak; give a share in (0, 1]", self.dram.sustained));
+            return bad(
+                &["dram.sustained"],
+                format!("DRAM sustains {} of its peak; give a share in (0, 1]", self.dram.sustained),
+            );
+        }
+        if let Some(message) = curve_fault(&self.dram.curve) {
+            return bad(&["dram.curve"], message);
         }
         if self.pcie.max_reads == 0 || self.pcie.links == 0 || self.pcie.lanes == 0 {
-            return bad("PCIe needs at least one link, one lane and one outstanding read".into());
+            return bad(
+                &["pcie.max_reads", "pcie.links", "pcie.lanes"],
+                "PCIe needs at least one link, one lane and one outstanding read".into(),
+            );
         }
         if self.nic.mpps <= 0.0 || self.nic.port_gbps <= 0.0 || self.nic.ports == 0 {
-            return bad("the NIC needs a positive packet rate and at least one port".into());
+            return bad(
+                &["nic.mpps", "nic.port_gbps", "nic.ports"],
+                "the NIC needs a positive packet rate and at least one port".into(),
+            );
         }
         Ok(())
     }
@@ -490,6 +623,23 @@ impl Profile {
     pub fn ps_per_cycle(&self) -> f64 {
         1000.0 / self.cpu.freq_ghz
     }
+}
+
+/// What is wrong with a DRAM loaded-latency curve, if anything: it needs points of increasing
+/// utilisation, above 0, whose latency never falls.
+fn curve_fault(curve: &[(f64, f64)]) -> Option<String> {
+    if curve.is_empty() {
+        return Some("DRAM needs a loaded-latency curve of [utilisation, ns] points".into());
+    }
+    if let Some((u, ns)) = curve.iter().find(|(u, ns)| !(u.is_finite() && *u > 0.0 && ns.is_finite() && *ns > 0.0)) {
+        return Some(format!("the latency curve's point [{u}, {ns}] needs a positive utilisation and latency"));
+    }
+    curve.windows(2).find(|w| w[1].0 <= w[0].0 || w[1].1 < w[0].1).map(|w| {
+        format!(
+            "the latency curve goes from [{}, {}] to [{}, {}]; utilisation must increase and latency never fall",
+            w[0].0, w[0].1, w[1].0, w[1].1
+        )
+    })
 }
 
 impl fmt::Display for Profile {
@@ -536,7 +686,7 @@ mod tests {
             assert_eq!(p.name, *name);
         }
         let e = Profile::by_name("r650").unwrap_err().to_string();
-        assert!(e.contains("r640-silver4216") && e.contains("this-machine"), "{e}");
+        assert!(e.contains("r640-silver4216") && e.contains("PATH.toml"), "{e}");
         let mut p = Profile::r640_silver4216();
         p.ddio_ways = 12;
         assert!(p.validate().unwrap_err().to_string().contains("exceed the LLC's 11 ways"));

@@ -64,6 +64,36 @@ pub const SKX_16: SliceHash =
 /// Skylake-SP 16-slice function ([`SKX_16`]).
 pub const XOR_8: SliceHash = SliceHash { name: "xor-8", masks: &[0x1b5f575400, 0x2eb5faa800, 0x3cccc93000] };
 
+/// Every published hash the model knows, which profile files name.
+pub const HASHES: &[SliceHash] = &[SKX_16, XOR_8];
+
+/// A profile's optional slice hash in files: its name, or `"none"` for one slice indexed by the low line
+/// bits (`#[serde(with = "crate::slices::by_name")]`).
+pub mod by_name {
+    use super::{HASHES, SliceHash};
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    /// The name written for no slice hash.
+    pub const NONE: &str = "none";
+
+    /// Write the hash's name, or [`NONE`].
+    pub fn serialize<S: Serializer>(h: &Option<SliceHash>, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(h.map_or(NONE, |h| h.name))
+    }
+
+    /// Read a name of [`HASHES`], or [`NONE`].
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SliceHash>, D::Error> {
+        let name = String::deserialize(d)?;
+        if name == NONE {
+            return Ok(None);
+        }
+        HASHES.iter().find(|h| h.name == name).map(|h| Some(*h)).ok_or_else(|| {
+            let known: Vec<&str> = HASHES.iter().map(|h| h.name).chain([NONE]).collect();
+            serde::de::Error::custom(format!("unknown slice hash '{name}' (known: {})", known.join(", ")))
+        })
+    }
+}
+
 impl SliceHash {
     /// Slice bits `k`: there are `2^k` slices.
     pub fn bits(&self) -> u32 {
