@@ -1,5 +1,6 @@
 //! `rxlab advise`: rxBisect's sizing rules (001 §4.5) and each design's I/O working set on a machine
-//! profile, with warnings where privRing's rings outgrow the DDIO ways or the LLC.
+//! profile (built-in or a file), with warnings where privRing's rings outgrow the DDIO ways or the LLC,
+//! and a recommendation in plain words.
 
 use anyhow::{Result, bail};
 use clap::Args;
@@ -14,7 +15,7 @@ const AX_MIN: usize = 64;
 /// Arguments of `rxlab advise`.
 #[derive(Args, Debug)]
 pub struct AdviseArgs {
-    /// Machine profile.
+    /// Machine profile: a built-in name or a profile file `PATH.toml`.
     #[arg(long, default_value = "r640-silver4216")]
     profile: String,
     /// Cores receiving packets (one Ax ring each).
@@ -64,7 +65,7 @@ pub fn largest_ax(k_all: usize, ddio: usize) -> Option<usize> {
 
 /// Run `rxlab advise`.
 pub fn run(a: AdviseArgs) -> Result<()> {
-    let p = Profile::by_name(&a.profile)?;
+    let p = Profile::named_or_file(&a.profile)?;
     if a.cores == 0 || a.nics == 0 || !a.cores.is_multiple_of(a.nics) {
         bail!("invalid --cores/--nics: give at least one of each, with --nics dividing --cores");
     }
@@ -72,7 +73,7 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         bail!("invalid --cores: profile {} has {} cores", p.name, p.cpu.cores);
     }
     let llc = p.cpu.llc.size;
-    let ddio = llc * p.ddio_ways / p.cpu.llc.ways.max(1);
+    let ddio = crate::profile_cmd::ddio_bytes(&p);
     let (ring, bx) = (a.ring.get() as usize, a.bx.get() as usize);
     println!("{}: LLC {} ({} ways), DDIO {} ways = {}", p.name, mib(llc), p.cpu.llc.ways, p.ddio_ways, mib(ddio));
     println!("\nrxBisect sizing (001 §4.5), k = {} Ax rings over {} NIC(s), |Bx| = {bx}:", a.cores, a.nics);
@@ -124,7 +125,69 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         let warn = if ws > ddio { "  WARNING" } else { "" };
         println!("  ring {r:>5}: {:>11}  {verdict}{warn}", mib(ws));
     }
+    println!("\n{}", explain(&a, &p.name, ddio, llc));
     Ok(())
+}
+
+/// The largest power-of-two privRing ring of at least 64 whose buffers on `cores` fit in `ddio` bytes.
+fn largest_ring(cores: usize, ddio: usize) -> Option<usize> {
+    (6..=15).map(|s| 1usize << s).take_while(|r| cores * r * BUF <= ddio).last()
+}
+
+/// The smallest sharing degree (a divisor of `cores`) whose shared rings of `ring` fit in `ddio` bytes.
+fn smallest_share(cores: usize, ring: usize, ddio: usize) -> Option<usize> {
+    (1..=cores).filter(|s| cores.is_multiple_of(*s)).find(|s| cores / s * ring * BUF <= ddio)
+}
+
+/// The recommendation in plain words: what the working sets mean on this machine and which design and
+/// ring sizes to use.
+fn explain(a: &AdviseArgs, name: &str, ddio: usize, llc: usize) -> String {
+    let (k, ring, bx) = (a.cores, a.ring.get() as usize, a.bx.get() as usize);
+    let priv_ws = k * ring * BUF;
+    let mut out = format!(
+        "In plain words: the NIC writes each packet into a buffer the driver posted, and a design's I/O \
+         working set is every buffer it may write before software reposts it. On {name} the NIC's writes may \
+         only allocate in the DDIO ways ({}); a larger working set evicts its own packets before the cores \
+         read them (leaky DMA), and one larger than the LLC ({}) sends the NIC's writes and reads to DRAM.\n",
+        mib(ddio),
+        mib(llc)
+    );
+    let advice = if priv_ws <= ddio {
+        format!(
+            "privRing with {k} rings of {ring} keeps {} of buffers, within the DDIO ways: use privRing with \
+             rings of {ring}. Sharing rings (shRing) or splitting them (rxBisect) would only add work.",
+            mib(priv_ws)
+        )
+    } else if let Some(ax) = largest_ax(k, ddio).filter(|ax| k / a.nics * ax >= bx) {
+        format!(
+            "privRing with {k} rings of {ring} needs {}, more than the DDIO ways hold. Use rxBisect with \
+             |Ax| = {ax} and |Bx| = {bx}: the NIC only writes into the {k} x {ax} buffers the Ax rings hold \
+             ({}, within the DDIO ways), while each NIC's Bx ring still absorbs a burst of {bx} packets \
+             ({} x {ax} >= {bx}).",
+            mib(priv_ws),
+            mib(k * ax * BUF),
+            k / a.nics
+        )
+    } else if let Some(s) = smallest_share(k, ring, ddio).filter(|s| *s > 1) {
+        format!(
+            "privRing with {k} rings of {ring} needs {}, more than the DDIO ways hold, and rxBisect cannot \
+             both fit them and absorb a burst of {bx}. Use shRing with {s} cores per ring ({} shared rings of \
+             {ring}, {}): the smallest sharing that fits, since every core more on a ring adds lock contention.",
+            mib(priv_ws),
+            k / s,
+            mib(k / s * ring * BUF)
+        )
+    } else {
+        format!(
+            "No design keeps rings of {ring} on {k} cores within the DDIO ways ({} for privRing). Use fewer \
+             cores per socket, more DDIO ways (ddio_ways in the profile) or smaller rings: privRing fits with \
+             rings of {}.",
+            mib(priv_ws),
+            largest_ring(k, ddio).map_or("none of 64 or more".into(), |r| r.to_string())
+        )
+    };
+    out.push_str(&advice);
+    out
 }
 
 #[cfg(test)]
@@ -136,5 +199,14 @@ mod tests {
         // 22 MiB, 11 ways, 2 DDIO ways = 4 MiB; 16 x 128 x 1500 B = 3 MiB fits, 16 x 256 x 1500 does not.
         assert_eq!(largest_ax(16, 4 << 20), Some(128));
         assert_eq!(largest_ax(1000, 4 << 20), None);
+    }
+
+    #[test]
+    fn ring_and_sharing_that_fit() {
+        // 16 x 128 x 1500 B = 3 MiB fits 4 MiB; 16 x 256 does not. Rings of 1024: 8 cores per ring fit
+        // (2 x 1.46 MiB), 4 per ring do not (4 x 1.46 MiB).
+        assert_eq!(largest_ring(16, 4 << 20), Some(128));
+        assert_eq!(smallest_share(16, 1024, 4 << 20), Some(8));
+        assert_eq!(largest_ring(1000, 4 << 20), None);
     }
 }

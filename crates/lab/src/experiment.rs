@@ -20,6 +20,7 @@
 //! ring = [64, 256, 1024]
 //! cores = { from = 1, to = 16, times = 2 }   # 1, 2, 4, 8, 16 (`step = N` adds)
 //! app.reads = [2, 4, 8]      # an app parameter: adds `reads=2` (...) to the point's app_params
+//! profile.llc.ways = [11, 16]  # a machine profile field: adds `llc.ways = 11` (...) to profile_set
 //!
 //! [[figure]]                 # see `report::figures`
 //! [claim]                    # see `claim`
@@ -151,7 +152,13 @@ impl Experiment {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read experiment {}: check the path", path.display()))?;
         let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("experiment").to_string();
-        Experiment::parse(&name, &text).map_err(|e| anyhow!("{}:{e:#}", path.display()))
+        let mut exp = Experiment::parse(&name, &text).map_err(|e| anyhow!("{}:{e:#}", path.display()))?;
+        let dir = path.parent().unwrap_or(Path::new(""));
+        let values = exp.axes.iter_mut().flat_map(|a| a.values.iter_mut());
+        for p in std::iter::once(&mut exp.base).chain(exp.cases.iter_mut()).chain(values) {
+            p.profile = p.profile.take().map(|f| beside(dir, f));
+        }
+        Ok(exp)
     }
 
     /// Parse an experiment's text; errors read `LINE: key `K`: what is wrong`.
@@ -172,6 +179,12 @@ impl Experiment {
                 ("app", toml::Value::Table(t)) => {
                     for (k, values) in t {
                         axes.push(app_axis(k, values).map_err(|e| anyhow!("{line}: sweep key `app.{k}`: {e:#}"))?);
+                    }
+                }
+                ("profile", toml::Value::Table(t)) => {
+                    for (field, values) in profile_leaves(t, "") {
+                        let at = |e: anyhow::Error| anyhow!("{line}: sweep key `profile.{field}`: {e:#}");
+                        axes.push(profile_axis(&field, values).map_err(at)?);
                     }
                 }
                 _ => axes.push(axis(key, v.get_ref()).map_err(at)?),
@@ -217,6 +230,16 @@ impl Experiment {
     }
 }
 
+/// A relative profile file path of an experiment in directory `dir` as seen from the working directory;
+/// profile names and absolute paths as they are.
+fn beside(dir: &Path, profile: String) -> String {
+    if profile.ends_with(".toml") && Path::new(&profile).is_relative() {
+        dir.join(profile).display().to_string()
+    } else {
+        profile
+    }
+}
+
 /// An axis's values from its TOML value: a list, or `{ from, to, step | times }`.
 fn axis_values(v: &toml::Value) -> Result<Vec<toml::Value>> {
     Ok(match v {
@@ -252,10 +275,43 @@ fn app_axis(key: &str, v: &toml::Value) -> Result<Axis> {
     Ok(Axis { key: "app_params".into(), values })
 }
 
+/// The axes under a `profile` sweep table: each field path with its list or range (a table of range
+/// keys); other tables are walked into.
+fn profile_leaves<'a>(t: &'a toml::Table, prefix: &str) -> Vec<(String, &'a toml::Value)> {
+    let is_range = |t: &toml::Table| !t.is_empty() && t.keys().all(|k| RANGE_KEYS.contains(&k.as_str()));
+    t.iter()
+        .flat_map(|(k, v)| {
+            let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+            match v {
+                toml::Value::Table(sub) if !is_range(sub) => profile_leaves(sub, &path),
+                _ => vec![(path, v)],
+            }
+        })
+        .collect()
+}
+
+/// An axis over one machine profile field (`profile.llc.ways = [11, 16]`): each value adds
+/// `llc.ways = V` to the point's profile fields. The field and the values' type are checked here, on
+/// the default profile; whether a value is possible is checked per point, on its own profile.
+fn profile_axis(field: &str, v: &toml::Value) -> Result<Axis> {
+    let values = axis_values(v)?
+        .into_iter()
+        .map(|v| {
+            let set = format!("{field} = {v}");
+            sim::profile_file::assign(&sim::Profile::r640_silver4216(), &set).map_err(|e| anyhow!("{e}"))?;
+            Ok(Params { profile_set: Some(set), ..Params::default() })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Axis { key: "profile_set".into(), values })
+}
+
+/// The keys of a range table.
+const RANGE_KEYS: [&str; 4] = ["from", "to", "step", "times"];
+
 /// The integers of a range table.
 fn range(t: &toml::Table) -> Result<Vec<i64>> {
     let int = |k: &str| t.get(k).map(|v| v.as_integer().ok_or_else(|| anyhow!("`{k}` must be an integer"))).transpose();
-    if let Some(k) = t.keys().find(|k| !["from", "to", "step", "times"].contains(&k.as_str())) {
+    if let Some(k) = t.keys().find(|k| !RANGE_KEYS.contains(&k.as_str())) {
         bail!("unknown range key `{k}` (use from, to, and step or times)");
     }
     let (Some(from), Some(to)) = (int("from")?, int("to")?) else { bail!("a range needs `from` and `to`") };
@@ -321,6 +377,30 @@ mod tests {
         );
         let bad = Experiment::parse("t", "[sweep]\napp.reads = []\n").unwrap_err().to_string();
         assert!(bad.contains("sweep key `app.reads`: give a non-empty list"), "{bad}");
+    }
+
+    #[test]
+    fn profile_field_axes_add_to_the_profile_fields() {
+        let e = Experiment::parse(
+            "t",
+            "[run]\nengine = \"sim\"\nprofile_set = \"ddio_ways = 4\"\n[sweep]\nprofile.cpu.llc.ways = [11, 16]\nprofile.nic.port_gbps = { from = 100, to = 200, step = 100 }\n",
+        )
+        .unwrap();
+        let got: Vec<String> =
+            e.points(&Params::default()).into_iter().map(|p| p.params.profile_set.unwrap_or_default()).collect();
+        assert_eq!(
+            got,
+            [
+                "ddio_ways = 4; cpu.llc.ways = 11; nic.port_gbps = 100",
+                "ddio_ways = 4; cpu.llc.ways = 11; nic.port_gbps = 200",
+                "ddio_ways = 4; cpu.llc.ways = 16; nic.port_gbps = 100",
+                "ddio_ways = 4; cpu.llc.ways = 16; nic.port_gbps = 200"
+            ]
+        );
+        let bad = Experiment::parse("t", "[sweep]\nprofile.llc.wayz = [1]\n").unwrap_err().to_string();
+        assert!(bad.contains("2: sweep key `profile.llc.wayz`") && bad.contains("no such profile field"), "{bad}");
+        let bad = Experiment::parse("t", "[sweep]\nprofile.llc.ways = [\"x\"]\n").unwrap_err().to_string();
+        assert!(bad.contains("profile field `cpu.llc.ways`"), "{bad}");
     }
 
     #[test]

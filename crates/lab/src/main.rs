@@ -13,6 +13,7 @@ mod merge;
 mod ndr;
 mod params;
 mod point;
+mod profile_cmd;
 mod report;
 mod reproduce;
 mod results;
@@ -46,6 +47,9 @@ enum Command {
     Reproduce(reproduce::ReproduceArgs),
     /// rxBisect's ring sizing rules and each design's I/O working set on a machine profile.
     Advise(advise::AdviseArgs),
+    /// Machine profiles: list, show (a file to copy and edit), check a file, detect this host.
+    #[command(subcommand)]
+    Profile(profile_cmd::ProfileCommand),
     /// Time each design's receive path between two threads against an SPSC ring of packet pointers.
     Bench(bench::BenchArgs),
     /// Generate, inspect and convert packet traces.
@@ -73,6 +77,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Reproduce(args) => reproduce::run(args),
         Command::Advise(args) => advise::run(args),
+        Command::Profile(cmd) => profile_cmd::run(cmd),
         Command::Bench(args) => bench::run(args),
         Command::Trace(cmd) => trace::run(cmd),
     };

@@ -236,9 +236,17 @@ pub struct Params {
     /// Replay this pcap/pcapng instead of generating traffic (live).
     #[arg(long)]
     pub pcap: Option<PathBuf>,
-    /// Simulator: machine profile [default: r640-silver4216].
+    /// Simulator: machine profile, a built-in name (`rxlab profile list`) or a profile file `PATH.toml`
+    /// (`rxlab profile show NAME` prints one to start from) [default: r640-silver4216].
     #[arg(long)]
     pub profile: Option<String>,
+    /// Simulator: change profile fields, `FIELD = VALUE` separated by `;` with TOML values, e.g.
+    /// `llc.ways = 16; cpu.llc.size = 33554432` (a field may be named by the end of its path); added to
+    /// the experiment's, a field given again taking the later value. A sweep axis `profile.FIELD = [...]`
+    /// sets it per point.
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile_set: Option<String>,
     /// Simulator: override the profile's DDIO ways (0 turns DDIO off).
     #[arg(long)]
     pub ddio_ways: Option<usize>,
@@ -320,17 +328,15 @@ impl Params {
         }
     }
 
-    /// `self` with every parameter `top` sets replaced by `top`'s value, except app parameters, which
-    /// add up: `top`'s keys join `self`'s, a key set in both taking `top`'s value (`AppParams::parse`
-    /// keeps the later of repeated keys).
+    /// `self` with every parameter `top` sets replaced by `top`'s value, except app parameters and
+    /// profile fields, which add up: `top`'s keys join `self`'s, a key set in both taking `top`'s value
+    /// (`AppParams::parse` and `sim::profile_file::overlay` keep the later of repeated keys).
     pub fn overlay(&self, top: &Params) -> Params {
         let mut table = to_table(self);
         table.extend(to_table(top));
         let mut p = from_table(table).expect("a table made of two valid Params is valid");
-        if let (Some(low), Some(high)) = (&self.app_params, &top.app_params) {
-            let joined: Vec<&str> = [low.as_str(), high.as_str()].into_iter().filter(|s| !s.is_empty()).collect();
-            p.app_params = Some(joined.join(","));
-        }
+        p.app_params = join(&self.app_params, &top.app_params, ",").or(p.app_params);
+        p.profile_set = join(&self.profile_set, &top.profile_set, "; ").or(p.profile_set);
         p
     }
 
@@ -343,6 +349,12 @@ impl Params {
     pub fn is_empty(&self) -> bool {
         *self == Params::default()
     }
+}
+
+/// Two lists of `key=value` items joined by `sep`, where both are given.
+fn join(low: &Option<String>, high: &Option<String>, sep: &str) -> Option<String> {
+    let (low, high) = (low.as_deref()?, high.as_deref()?);
+    Some([low, high].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(sep))
 }
 
 fn to_table(p: &Params) -> toml::Table {
@@ -379,6 +391,15 @@ mod tests {
             (Some("mirror"), Some("8"), Some("1MiB"))
         );
         assert_eq!(Params::default().overlay(&top).app_params, top.app_params);
+    }
+
+    #[test]
+    fn profile_fields_add_up() {
+        let base = Params { profile_set: Some("ddio_ways = 4".into()), ..Params::default() };
+        let top = Params { profile_set: Some("llc.ways = 16".into()), ..Params::default() };
+        assert_eq!(base.overlay(&top).profile_set.as_deref(), Some("ddio_ways = 4; llc.ways = 16"));
+        assert_eq!(Params::default().overlay(&top).profile_set, top.profile_set);
+        assert_eq!(base.overlay(&Params::default()).profile_set, base.profile_set);
     }
 
     #[test]

@@ -211,6 +211,7 @@ pub fn build(p: &Params) -> Result<Config> {
             }
             Ok(Config::Sim(Box::new(sim::SimConfig {
                 profile: get(&p.profile, "profile")?.clone(),
+                profile_set: p.profile_set.clone().unwrap_or_default(),
                 ddio_ways: p.ddio_ways,
                 llc_policy: p
                     .llc_policy
@@ -282,10 +283,14 @@ pub fn run(p: &Params) -> Result<Outcome> {
 }
 
 /// A stable identifier of a point: 16 hex digits of FNV-1a over its resolved parameters without the
-/// label (the same run under two names is one point).
+/// label (the same run under two names is one point) and the text of its profile file, if it has one
+/// (an edited profile is a new point).
 pub fn id(p: &Params) -> String {
     let unlabelled = Params { label: None, ..p.clone() };
-    let bytes = serde_json::to_vec(&unlabelled).expect("Params serialise to JSON");
+    let mut bytes = serde_json::to_vec(&unlabelled).expect("Params serialise to JSON");
+    if let Some(text) = p.profile.as_deref().filter(|f| f.ends_with(".toml")).and_then(|f| std::fs::read(f).ok()) {
+        bytes.extend(text);
+    }
     format!("{:016x}", fnv1a(&bytes))
 }
 

@@ -100,6 +100,13 @@ pub fn parse(text: &str, file: &str, stem: &str) -> Result<Profile, FileError> {
 /// field may be named by the end of its path when that is unique: `llc.ways` for `cpu.llc.ways`),
 /// checked as a file is.
 pub fn overlay(profile: &Profile, set: &str) -> Result<Profile, ProfileError> {
+    let p = assign(profile, set)?;
+    p.validate()?;
+    Ok(p)
+}
+
+/// [`overlay`] without the check of the values: the fields exist and their values have their types.
+pub fn assign(profile: &Profile, set: &str) -> Result<Profile, ProfileError> {
     let mut table = to_table(profile);
     for assignment in set.split(';').map(str::trim).filter(|a| !a.is_empty()) {
         let bad = |field: &str, message: String| ProfileError::Field { field: field.to_string(), message };
@@ -111,10 +118,7 @@ pub fn overlay(profile: &Profile, set: &str) -> Result<Profile, ProfileError> {
         let path = resolve_field(&table, field).map_err(|m| bad(field, m))?;
         set_path(&mut table, &path, value["v"].clone());
     }
-    let p: Profile =
-        from_table(table).map_err(|(field, message)| ProfileError::Field { field: field.to_string(), message })?;
-    p.validate()?;
-    Ok(p)
+    from_table(table).map_err(|(field, message)| ProfileError::Field { field, message })
 }
 
 /// The profile as a complete TOML file that [`parse`] reads back to the same profile: a header saying
