@@ -88,7 +88,8 @@ pub fn facts(p: &Profile) -> String {
         mib((llc.size / llc.ways) as f64),
         llc.sets()
     );
-    out += &format!("DDIO: {} of {} ways = {:.2} MiB the NIC may allocate in\n", p.ddio_ways, llc.ways, mib(ddio as f64));
+    out +=
+        &format!("DDIO: {} of {} ways = {:.2} MiB the NIC may allocate in\n", p.ddio_ways, llc.ways, mib(ddio as f64));
     out += &format!(
         "PCIe: {:.1} Gb/s of TLPs per direction over {} link(s) of Gen {} x{}\n",
         tlp,
@@ -96,7 +97,8 @@ pub fn facts(p: &Profile) -> String {
         pcie_gen(p.pcie.gts),
         p.pcie.lanes
     );
-    out += &format!("NIC: {} x {} GbE = {wire_gbps} Gb/s, pipeline {} Mpps\n", p.nic.ports, p.nic.port_gbps, p.nic.mpps);
+    out +=
+        &format!("NIC: {} x {} GbE = {wire_gbps} Gb/s, pipeline {} Mpps\n", p.nic.ports, p.nic.port_gbps, p.nic.mpps);
     for size in [64u64, 1500] {
         let to_host = tlp * size as f64 / pcie.write_wire(size) as f64;
         let to_nic = tlp * size as f64 / pcie.completion_wire(size) as f64;
@@ -132,7 +134,8 @@ fn detect(a: &DetectArgs) -> Result<()> {
     let p = sim::host::profile(&host, &base, name)?;
     let base_sources = sim::profile::sources(&a.base);
     let detected = sim::host::DETECTED;
-    let related = |path: &str, d: &str| path == d || path.starts_with(&format!("{d}.")) || d.starts_with(&format!("{path}."));
+    let related =
+        |path: &str, d: &str| path == d || path.starts_with(&format!("{d}.")) || d.starts_with(&format!("{path}."));
     let inherited: Vec<(&str, String)> = base_sources
         .iter()
         .filter(|(path, _)| !detected.iter().any(|(d, _)| related(path, d)))

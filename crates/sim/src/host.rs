@@ -146,8 +146,14 @@ mod tests {
 
     #[test]
     fn a_host_profile_takes_what_the_host_has_and_the_rest_from_its_base() {
-        let host =
-            Host { cores: 4, freq_ghz: 3.0, l1d: (48 << 10, 12), l2: (2 << 20, 16), llc: (30 << 20, 12), mem_bytes: None };
+        let host = Host {
+            cores: 4,
+            freq_ghz: 3.0,
+            l1d: (48 << 10, 12),
+            l2: (2 << 20, 16),
+            llc: (30 << 20, 12),
+            mem_bytes: None,
+        };
         let p = profile(&host, &Profile::r640_silver4216(), "mine").unwrap();
         assert_eq!((p.cpu.cores, p.cpu.llc.ways, p.cpu.llc.size), (4, 12, 24 << 20));
         assert_eq!((p.cpu.llc_slices, p.pcie.clone()), (None, Profile::r640_silver4216().pcie));

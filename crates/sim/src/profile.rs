@@ -418,10 +418,7 @@ const I9_SOURCES: &[Source] = &[
     ("ddio_ways", "[HW] DDIO's default of 2 ways"),
     ("dram.peak_gbs", "Intel ARK, Core i9-9960X: 4 channels DDR4-2666, 85.3 GB/s"),
     ("pcie", "[P4] Stratix 10 MX FPGA NIC on PCIe 3.0 x16"),
-    (
-        "pcie.max_reads",
-        "no figure for the FPGA NIC's DMA read concurrency, so the PCIe tag limit [PCISPEC] stands in",
-    ),
+    ("pcie.max_reads", "no figure for the FPGA NIC's DMA read concurrency, so the PCIe tag limit [PCISPEC] stands in"),
     ("nic.ports", "[P4] 100 Gb Ethernet"),
     ("nic.port_gbps", "[P4] 100 Gb Ethernet"),
     ("nic.mpps", "[P4] §6 \"most of the NIC design runs at 250 MHz\", one packet per cycle"),
@@ -446,10 +443,7 @@ const SILVER4110_SOURCES: &[Source] = &[
     ),
     ("nic.ports", "[P3] one 40 Gbps XL710 port"),
     ("nic.port_gbps", "[P3] one 40 Gbps XL710 port"),
-    (
-        "nic.mpps",
-        "[P3] §4.1 \"the NIC maximum throughput is around 37 Mpps as stated in the Intel XL710 datasheet\"",
-    ),
+    ("nic.mpps", "[P3] §4.1 \"the NIC maximum throughput is around 37 Mpps as stated in the Intel XL710 datasheet\""),
     ("nic.rx_buffer", "no XL710 figure at hand; the ConnectX-5 port buffer [CX5] stands in"),
     ("nic.prefetch", "ifaces PrefetchParams default (DPDK i40e RX_PTHRESH 8)"),
     ("nic.memory", "the XL710 exposes no on-NIC memory"),

@@ -69,9 +69,9 @@ pub fn parse(text: &str, file: &str, stem: &str) -> Result<Profile, FileError> {
     })?;
     let base = match doc.remove(BASE) {
         None => Table::new(),
-        Some(toml::Value::String(name)) => to_table(&Profile::by_name(&name).map_err(|e| {
-            err(locate(text, &[BASE]), Some(BASE.into()), e.to_string())
-        })?),
+        Some(toml::Value::String(name)) => to_table(
+            &Profile::by_name(&name).map_err(|e| err(locate(text, &[BASE]), Some(BASE.into()), e.to_string()))?,
+        ),
         Some(other) => {
             let message = format!("give a built-in profile's name, not a {}", other.type_str());
             return Err(err(locate(text, &[BASE]), Some(BASE.into()), message));
@@ -110,8 +110,7 @@ pub fn assign(profile: &Profile, set: &str) -> Result<Profile, ProfileError> {
     let mut table = to_table(profile);
     for assignment in set.split(';').map(str::trim).filter(|a| !a.is_empty()) {
         let bad = |field: &str, message: String| ProfileError::Field { field: field.to_string(), message };
-        let (field, value) =
-            assignment.split_once('=').ok_or_else(|| bad(assignment, "write FIELD = VALUE".into()))?;
+        let (field, value) = assignment.split_once('=').ok_or_else(|| bad(assignment, "write FIELD = VALUE".into()))?;
         let field = field.trim();
         let value: Table = toml::from_str(&format!("v = {}", value.trim()))
             .map_err(|e| bad(field, format!("'{}' is not a TOML value: {}", value.trim(), e.message().trim())))?;
@@ -289,14 +288,33 @@ mod tests {
     fn shown_profiles_cite_their_sources() {
         let p = Profile::r640_silver4216();
         let text = to_toml(&p, "h", &crate::profile::sources(&p.name));
-        assert!(text.contains("# [P0] \"2 DDIO LLC ways\" (default), [HW] IIO_LLC_WAYS = 0x600\nddio_ways = 2"), "{text}");
+        assert!(
+            text.contains("# [P0] \"2 DDIO LLC ways\" (default), [HW] IIO_LLC_WAYS = 0x600\nddio_ways = 2"),
+            "{text}"
+        );
         assert!(text.contains("#   [OPT] Intel 64"), "{text}");
     }
 
     #[test]
+    fn every_field_is_documented() {
+        let readme = include_str!("../README.md");
+        let mut all = vec![];
+        paths(&to_table(&Profile::r640_silver4216()), "", &mut all);
+        for path in all.iter().filter(|p| !all.iter().any(|q| q.starts_with(&format!("{p}.")))) {
+            let parent = path.rsplit_once('.').map_or("", |(p, _)| p);
+            let named = |p: &str| readme.contains(&format!("| `{p}`")) || readme.contains(&format!(", `{p}`"));
+            assert!(
+                named(&path) || named(parent),
+                "field `{path}` is missing from crates/sim/README.md, \"Profile files\""
+            );
+        }
+    }
+
+    #[test]
     fn a_base_and_a_few_fields() {
-        let p = parse("base = \"r640-silver4216\"\nddio_ways = 4\n[cpu.llc]\nways = 16\nsize = 33554432\n", "f", "mine")
-            .unwrap();
+        let p =
+            parse("base = \"r640-silver4216\"\nddio_ways = 4\n[cpu.llc]\nways = 16\nsize = 33554432\n", "f", "mine")
+                .unwrap();
         assert_eq!((p.name.as_str(), p.ddio_ways, p.cpu.llc.ways, p.cpu.cores), ("mine", 4, 16, 16));
         assert_eq!(p.cpu.llc_slices, Profile::r640_silver4216().cpu.llc_slices);
         let p = parse("base = \"r640-silver4216\"\ncpu.llc_slices = \"none\"\n", "f", "x").unwrap();
