@@ -20,7 +20,7 @@
 //! ring = [64, 256, 1024]
 //! cores = { from = 1, to = 16, times = 2 }   # 1, 2, 4, 8, 16 (`step = N` adds)
 //! app.reads = [2, 4, 8]      # an app parameter: adds `reads=2` (...) to the point's app_params
-//! profile.llc.ways = [11, 16]  # a machine profile field: adds `llc.ways = 11` (...) to profile_set
+//! profile.ddio_ways = [2, 4]  # a machine profile field: adds `ddio_ways = 2` (...) to profile_set
 //!
 //! [[figure]]                 # see `report::figures`
 //! [claim]                    # see `claim`
@@ -290,7 +290,7 @@ fn profile_leaves<'a>(t: &'a toml::Table, prefix: &str) -> Vec<(String, &'a toml
         .collect()
 }
 
-/// An axis over one machine profile field (`profile.llc.ways = [11, 16]`): each value adds
+/// An axis over one machine profile field (`profile.ddio_ways = [2, 4]`): each value adds
 /// `llc.ways = V` to the point's profile fields. The field and the values' type are checked here, on
 /// the default profile; whether a value is possible is checked per point, on its own profile.
 fn profile_axis(field: &str, v: &toml::Value) -> Result<Axis> {

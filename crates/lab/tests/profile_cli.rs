@@ -90,15 +90,19 @@ fn a_copied_and_edited_profile_runs() {
 #[test]
 fn profile_fields_are_sweep_axes_and_flags() {
     let dir = tempfile::tempdir().unwrap();
-    let profile = write(dir.path(), "p.toml", "base = \"r640-silver4216\"\n[nic]\nports = 1\n");
+    write(dir.path(), "p.toml", "base = \"r640-silver4216\"\n[nic]\nports = 1\n");
     let exp = write(
         dir.path(),
         "e.toml",
         "[run]\nengine = \"sim\"\nprofile = \"p.toml\"\ncores = 2\nsize = 1500\nrate = \"10G\"\nduration = \"20us\"\n\
-         warmup = \"5us\"\n[sweep]\nprofile.llc.ways = [11, 16]\n",
+         warmup = \"5us\"\n[sweep]\nprofile.ddio_ways = [2, 4]\n\
+         profile_set = [\"llc.ways = 11\", \"llc.ways = 16; llc.size = 33554432\"]\n",
     );
     let json = ok(&["run", &exp, "--json"]);
-    assert!(json.contains("cpu.llc.ways = 11") && json.contains("cpu.llc.ways = 16"), "{json}");
+    assert!(json.contains("ddio_ways = 4; llc.ways = 16; llc.size = 33554432"), "{json}");
+    let broken = exp.replace("e.toml", "broken.toml");
+    std::fs::write(&broken, std::fs::read_to_string(&exp).unwrap().replace("; llc.size = 33554432", "")).unwrap();
+    fails(&["run", &broken], &["field `cpu.llc.size`", "has 22528 sets", "give a power of two"]);
     fails(&["run", &exp, "--profile-set", "ddio_ways = 12"], &["ddio_ways", "exceed the LLC's 11 ways"]);
     let bad = write(dir.path(), "bad.toml", "[run]\nengine = \"sim\"\n[sweep]\nprofile.nic.speed = [1]\n");
     fails(&["run", &bad], &["bad.toml", ":4:", "profile.nic.speed", "no such profile field"]);

@@ -101,7 +101,10 @@ pub fn parse(text: &str, file: &str, stem: &str) -> Result<Profile, FileError> {
 /// checked as a file is.
 pub fn overlay(profile: &Profile, set: &str) -> Result<Profile, ProfileError> {
     let p = assign(profile, set)?;
-    p.validate()?;
+    p.validate().map_err(|e| match e {
+        ProfileError::Invalid { fields, message, .. } => ProfileError::Field { field: fields[0].into(), message },
+        other => other,
+    })?;
     Ok(p)
 }
 
