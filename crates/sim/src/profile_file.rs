@@ -307,7 +307,7 @@ mod tests {
             let parent = path.rsplit_once('.').map_or("", |(p, _)| p);
             let named = |p: &str| readme.contains(&format!("| `{p}`")) || readme.contains(&format!(", `{p}`"));
             assert!(
-                named(&path) || named(parent),
+                named(path) || named(parent),
                 "field `{path}` is missing from crates/sim/README.md, \"Profile files\""
             );
         }
