@@ -79,7 +79,8 @@ pub fn parse(text: &str, file: &str, stem: &str) -> Result<Profile, FileError> {
     };
     let named = doc.contains_key("name");
     let mut profile: Profile = from_table(merge(base, doc)).map_err(|(path, message)| {
-        let at: Vec<&str> = path.split('.').filter(|s| !s.is_empty()).collect();
+        // `dram.curve[0][1]`: the line of `curve`.
+        let at: Vec<&str> = path.split('.').filter_map(|s| s.split('[').next()).filter(|s| !s.is_empty()).collect();
         err(locate(text, &at), (!path.is_empty()).then_some(path.clone()), message)
     })?;
     if !named {
@@ -338,6 +339,8 @@ mod tests {
         assert_eq!((e.line, e.field.as_deref()), (Some(1), Some("base")), "{e}");
         let e = fails("ddio_ways = 2\n");
         assert!(e.message.contains("missing field"), "{e}");
+        let e = fails("base = \"r640-silver4216\"\n[dram]\n\ncurve = [[0.5, 80.0], [1.0, \"slow\"]]\n");
+        assert_eq!((e.line, e.field.as_deref()), (Some(4), Some("dram.curve[1][1]")), "{e}");
         let e = fails("base = \"r640-silver4216\"\nddio_ways = [\n");
         assert_eq!(e.line, Some(2), "{e}");
     }
