@@ -47,7 +47,7 @@ pub const REFERENCES: &[(&str, &str)] = &[
         "Abel and Reineke, \"nanoBench: A Low-Overhead Tool for Running Microbenchmarks on x86 Systems\", \
          ISPASS 2020 (and uops.info/cache.html): the L3 replacement policy of Skylake-family CPUs, set dueling \
          between QLRU_H11_M1_R0_U0 and QLRU_H11_MR161_R0_U0 (cache::Policy::QlruAdaptive, which lists what \
-         had to be assumed). They measured client CPUs; no measurement of a Skylake-SP or Skylake-X L3 has \
+         had to be assumed). They measured client CPUs (Skylake, Kaby Lake, Coffee Lake, Ice Lake); no measurement of a Skylake-SP or Skylake-X L3 has \
          been published, so that is the closest",
     ),
 ];
