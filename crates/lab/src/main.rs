@@ -9,6 +9,7 @@ mod build;
 mod claim;
 mod compare;
 mod experiment;
+mod jitter;
 mod merge;
 mod ndr;
 mod params;
@@ -48,6 +49,8 @@ enum Command {
     Advise(advise::AdviseArgs),
     /// Time each design's receive path between two threads against an SPSC ring of packet pointers.
     Bench(bench::BenchArgs),
+    /// Measure this machine's host noise (gaps in a pinned spin, as sysjitter) as a profile's `noise`.
+    Jitter(jitter::JitterArgs),
     /// Generate, inspect and convert packet traces.
     #[command(subcommand)]
     Trace(trace::TraceCommand),
@@ -74,6 +77,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => reproduce::run(args),
         Command::Advise(args) => advise::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Jitter(args) => jitter::run(args),
         Command::Trace(cmd) => trace::run(cmd),
     };
     match result {

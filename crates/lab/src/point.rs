@@ -232,6 +232,13 @@ pub fn build(p: &Params) -> Result<Config> {
                 duration_ps: (warmup + duration_v).as_nanos() as u64 * 1000,
                 warmup_ps: warmup.as_nanos() as u64 * 1000,
                 seed: *get(&p.sim_seed, "sim-seed")?,
+                noise: *get(&p.noise, "noise")?,
+                noise_horizon_ps: p
+                    .noise_horizon
+                    .is_some()
+                    .then(|| duration(&p.noise_horizon, "noise-horizon"))
+                    .transpose()?
+                    .map(|d| d.as_nanos() as u64 * 1000),
             })))
         }
     }

@@ -25,6 +25,7 @@ use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
 use crate::machine::Machine;
 use crate::nic::Nic;
+use crate::noise::{CoreNoise, NoiseReport};
 use crate::order::{DeliveryCheck, WireOrder};
 use crate::probe::{Agent, SimProbe, Step};
 use crate::profile::Profile;
@@ -102,6 +103,8 @@ struct Counters {
     idle_ps: u64,
     occupancy: (f64, u64),
     rx_events: u64,
+    /// Interruptions that started in the window: count, summed and longest length (ps).
+    noise: (u64, u64, u64),
 }
 
 impl Counters {
@@ -111,6 +114,13 @@ impl Counters {
             for (b, p) in self.busy_ps.iter_mut().zip(step.phase_ps) {
                 *b += p;
             }
+        }
+    }
+
+    /// Count an interruption of a core, if it started in the window.
+    fn interrupted(&mut self, win: &Window, x: crate::noise::Interruption) {
+        if win.contains(x.at) {
+            self.noise = (self.noise.0 + 1, self.noise.1 + x.len, self.noise.2.max(x.len));
         }
     }
 
@@ -212,6 +222,12 @@ pub fn run_design<D: Design, A: App>(
     let mut wire_order = WireOrder::new(source.flows().len());
     let mut sampler = Sampler::default();
     let mut timeline = Timeline::new(cfg.duration_ps);
+    let mut noise: Vec<CoreNoise> = (0..cores)
+        .map(|i| {
+            let params = if cfg.noise { profile.noise.clone() } else { crate::noise::NoiseParams::none() };
+            CoreNoise::new(&params, cfg.seed, i, (win.0, win.1), cfg.noise_horizon_ps)
+        })
+        .collect();
     let mut core_state: Vec<CoreState<'_>> = (0..cores)
         .map(|_| CoreState {
             rx: Vec::with_capacity(iface.burst),
@@ -397,6 +413,11 @@ pub fn run_design<D: Design, A: App>(
                 let i = usize::from(i);
                 let st = &mut core_state[i];
                 debug_assert_eq!(st.scheduled, Some(t), "the queue keeps only the latest schedule");
+                if let Some(resume) = interruptions(&mut noise[i], st, t, &mut c, &win, i) {
+                    st.scheduled = Some(resume);
+                    q.push(resume, Event::Core(i as u16));
+                    continue;
+                }
                 st.scheduled = None;
                 if let Some((since, period)) = st.idle.take() {
                     c.idle_ps += win.overlap(since, t);
@@ -450,6 +471,11 @@ pub fn run_design<D: Design, A: App>(
                 let i = usize::from(i);
                 let st = &mut core_state[i];
                 debug_assert_eq!(st.scheduled, Some(t), "the queue keeps only the latest schedule");
+                if let Some(resume) = interruptions(&mut noise[i], st, t, &mut c, &win, i) {
+                    st.scheduled = Some(resume);
+                    q.push(resume, Event::CoreTx(i as u16));
+                    continue;
+                }
                 let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
                 let queued = drivers[i].tx_burst(&mut probe, &ctxs[i], &mut st.tx);
                 let step = probe.finish();
@@ -566,6 +592,12 @@ pub fn run_design<D: Design, A: App>(
         flow_reordering: wire_order.report(),
         descriptor_wait: DescriptorWait::from_metrics(&device_metrics),
         lock_wait_ns: snap.lock_wait_ps as f64 / 1e3,
+        noise: NoiseReport {
+            interruptions: c.noise.0,
+            total_us: c.noise.1 as f64 / 1e6,
+            max_us: c.noise.2 as f64 / 1e6,
+            share: ratio(c.noise.1 as f64, (win.1 - win.0) as f64 * cores as f64),
+        },
         device_metrics,
         driver_metrics,
         app_metrics,
@@ -584,6 +616,40 @@ pub fn run_design<D: Design, A: App>(
 /// An engine error for a violated invariant.
 fn invariant(v: Violation) -> SimError {
     SimError::Invariant { invariant: v.invariant, detail: v.detail }
+}
+
+/// The interruptions of a core that began by `t`, when its next step was due ([`crate::noise`]): the
+/// time it resumes, if they hold the step back. An interruption while the core slept delays it only if
+/// it lasts beyond `t` (the sleep is then over, its idle time and empty polls counted up to the
+/// interruption); one while it worked pushes its next step back by its whole length (steps are atomic,
+/// so the work it cut into ends that much later).
+fn interruptions(
+    noise: &mut CoreNoise,
+    st: &mut CoreState<'_>,
+    t: u64,
+    c: &mut Counters,
+    win: &Window,
+    i: usize,
+) -> Option<u64> {
+    let mut resume = t;
+    let mut first = None;
+    while let Some(x) = noise.take_until(resume) {
+        c.interrupted(win, x);
+        first.get_or_insert(x.at);
+        resume = match st.idle {
+            Some((since, _)) if x.at >= since => resume.max(x.at + x.len),
+            _ => resume + x.len,
+        };
+    }
+    if resume == t {
+        return None;
+    }
+    if let (Some((since, period)), Some(at)) = (st.idle.take(), first) {
+        let until = at.max(since);
+        c.idle_ps += win.overlap(since, until);
+        c.polls[i] += (until - since) / period;
+    }
+    Some(resume)
 }
 
 /// Wake a sleeping core at the first instant of its idle polling rhythm at or after `t`.

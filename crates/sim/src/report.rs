@@ -173,6 +173,8 @@ pub struct SimReport {
     pub descriptor_wait: Option<DescriptorWait>,
     /// Time cores waited for locks in the window, ns.
     pub lock_wait_ns: f64,
+    /// Host noise: the interruptions that started in the window ([`crate::noise`]).
+    pub noise: crate::noise::NoiseReport,
     /// The design's device-side metrics.
     pub device_metrics: BTreeMap<String, f64>,
     /// The design's driver-side metrics, summed over cores.
@@ -236,6 +238,18 @@ impl fmt::Display for SimReport {
         let drops: Vec<String> = self.drops.iter().map(|(k, v)| format!("{k} {v}")).collect();
         row(f, "drops", if drops.is_empty() { "none".into() } else { drops.join(", ") })?;
         row(f, "lock wait", format!("{:.0} ns", self.lock_wait_ns))?;
+        let n = &self.noise;
+        row(
+            f,
+            "host noise",
+            format!(
+                "{} interruptions, {:.1} us in all ({}), longest {:.1} us",
+                n.interruptions,
+                n.total_us,
+                pct(n.share),
+                n.max_us
+            ),
+        )?;
         let r = &self.reordering;
         row(
             f,
