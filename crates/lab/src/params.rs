@@ -178,6 +178,10 @@ pub struct Params {
     /// Traffic on/off bursts `ON:OFF`, e.g. `100us:50us` (`--burst` of `rxlab trace gen`).
     #[arg(long)]
     pub on_off: Option<String>,
+    /// Traffic in trains `FRAMES@LINE`, e.g. `32@100G`: back to back at the sender's line rate, as a DPDK
+    /// sender's transmit bursts leave (`--train` of `rxlab trace gen`) [default: evenly paced].
+    #[arg(long)]
+    pub train: Option<String>,
     /// Send --target-percent of the packets to this queue (shRing §5.3, rxBisect §6.2).
     #[arg(long)]
     pub target_queue: Option<usize>,

@@ -100,6 +100,7 @@ fn traffic(p: &Params) -> Result<TrafficArgs> {
         flows: *get(&p.flows, "flows")?,
         zipf: p.zipf,
         burst: p.on_off.clone(),
+        train: p.train.clone(),
         target_queue: p.target_queue,
         target_percent: p.target_percent,
         target_size: p.target_size,

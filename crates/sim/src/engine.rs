@@ -217,6 +217,7 @@ pub fn run_design<D: Design, A: App>(
     let win = Window(cfg.warmup_ps, cfg.duration_ps);
     let mut c = Counters { polls: vec![0; cores], ..Counters::default() };
     let mut hist = LatencyHistogram::new();
+    let mut service = LatencyHistogram::new();
     let mut check = DeliveryCheck::new(source.flows().len(), D::PER_FLOW_ORDER);
     let mut reorder = ReorderTracker::new(REORDER_WINDOW);
     let mut wire_order = WireOrder::new(source.flows().len());
@@ -443,6 +444,9 @@ pub fn run_design<D: Design, A: App>(
                     // The transmit burst runs when the app's work is done, so the NIC cannot see the
                     // packets before the core's virtual time reaches them.
                     let step = probe.finish();
+                    if win.contains(t) {
+                        service.record_n((step.end - t) / 1000 / n as u64, n as u64);
+                    }
                     c.charge(&win, t, &step);
                     st.scheduled = Some(step.end);
                     q.push(step.end, Event::CoreTx(i as u16));
@@ -452,6 +456,9 @@ pub fn run_design<D: Design, A: App>(
                 let step = probe.finish();
                 if n > 0 {
                     c.charge(&win, t, &step);
+                    if win.contains(t) {
+                        service.record_n((step.end - t) / 1000 / n as u64, n as u64);
+                    }
                     let next = step.end.max(t + 1);
                     st.scheduled = Some(next);
                     q.push(next, Event::Core(i as u16));
@@ -561,6 +568,7 @@ pub fn run_design<D: Design, A: App>(
         throughput: tp(c.sent_win),
         received_mpps: ratio(c.delivered_win as f64, secs) / 1e6,
         latency: hist.summary(),
+        service_ns: service.summary(),
         ring_occupancy: ratio(c.occupancy.0, c.occupancy.1 as f64),
         timeline: timeline.slices(),
         cycles: Cycles {
