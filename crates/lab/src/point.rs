@@ -188,7 +188,7 @@ pub fn build(p: &Params) -> Result<Config> {
             };
             let traffic = match &p.pcap {
                 Some(f) => Traffic::Pcap(f.clone()),
-                None => Traffic::Generate(gen_cfg),
+                None => Traffic::Generate(Box::new(gen_cfg)),
             };
             Ok(Config::Live(Box::new(LiveConfig {
                 design,
