@@ -9,6 +9,7 @@ mod build;
 mod claim;
 mod compare;
 mod experiment;
+mod jitter;
 mod merge;
 mod ndr;
 mod params;
@@ -52,6 +53,8 @@ enum Command {
     Profile(profile_cmd::ProfileCommand),
     /// Time each design's receive path between two threads against an SPSC ring of packet pointers.
     Bench(bench::BenchArgs),
+    /// Measure this machine's host noise (gaps in a pinned spin, as sysjitter) as a profile's `noise`.
+    Jitter(jitter::JitterArgs),
     /// Generate, inspect and convert packet traces.
     #[command(subcommand)]
     Trace(trace::TraceCommand),
@@ -79,6 +82,7 @@ fn main() -> ExitCode {
         Command::Advise(args) => advise::run(args),
         Command::Profile(cmd) => profile_cmd::run(cmd),
         Command::Bench(args) => bench::run(args),
+        Command::Jitter(args) => jitter::run(args),
         Command::Trace(cmd) => trace::run(cmd),
     };
     match result {

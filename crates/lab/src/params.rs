@@ -178,6 +178,10 @@ pub struct Params {
     /// Traffic on/off bursts `ON:OFF`, e.g. `100us:50us` (`--burst` of `rxlab trace gen`).
     #[arg(long)]
     pub on_off: Option<String>,
+    /// Traffic in trains `FRAMES@LINE`, e.g. `32@100G`: back to back at the sender's line rate, as a DPDK
+    /// sender's transmit bursts leave (`--train` of `rxlab trace gen`) [default: evenly paced].
+    #[arg(long)]
+    pub train: Option<String>,
     /// Send --target-percent of the packets to this queue (shRing §5.3, rxBisect §6.2).
     #[arg(long)]
     pub target_queue: Option<usize>,
@@ -262,9 +266,17 @@ pub struct Params {
     /// Simulator: arrival process [default: paced].
     #[arg(long, value_enum)]
     pub arrivals: Option<Arrivals>,
-    /// Simulator: seed of its own random stream [default: 1].
+    /// Simulator: seed of its own random streams (Poisson gaps, host noise) [default: 1].
     #[arg(long)]
     pub sim_seed: Option<u64>,
+    /// Simulator: interrupt cores as the profile's host noise says (timer ticks, interrupts, SMIs);
+    /// `false` gives every core all of its time [default: true].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub noise: Option<bool>,
+    /// Simulator: the real time whose rare, long interruptions the measured window carries, spread
+    /// evenly over it (a no-drop trial of RFC 2544 lasts 60s) [default: the window's own length].
+    #[arg(long)]
+    pub noise_horizon: Option<Quantity>,
     /// Search the no-drop rate (RFC 2544): run the point once per tried rate between --ndr-low and
     /// --rate (the high bound), changing nothing else, and report the highest rate whose trial lost at
     /// most --ndr-loss of its packets [default: false].
@@ -324,6 +336,7 @@ impl Params {
             profile: Some("r640-silver4216".into()),
             arrivals: Some(Arrivals::Paced),
             sim_seed: Some(1),
+            noise: Some(true),
             ..Params::default()
         }
     }

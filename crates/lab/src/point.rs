@@ -100,6 +100,7 @@ fn traffic(p: &Params) -> Result<TrafficArgs> {
         flows: *get(&p.flows, "flows")?,
         zipf: p.zipf,
         burst: p.on_off.clone(),
+        train: p.train.clone(),
         target_queue: p.target_queue,
         target_percent: p.target_percent,
         target_size: p.target_size,
@@ -187,7 +188,7 @@ pub fn build(p: &Params) -> Result<Config> {
             };
             let traffic = match &p.pcap {
                 Some(f) => Traffic::Pcap(f.clone()),
-                None => Traffic::Generate(gen_cfg),
+                None => Traffic::Generate(Box::new(gen_cfg)),
             };
             Ok(Config::Live(Box::new(LiveConfig {
                 design,
@@ -233,6 +234,13 @@ pub fn build(p: &Params) -> Result<Config> {
                 duration_ps: (warmup + duration_v).as_nanos() as u64 * 1000,
                 warmup_ps: warmup.as_nanos() as u64 * 1000,
                 seed: *get(&p.sim_seed, "sim-seed")?,
+                noise: *get(&p.noise, "noise")?,
+                noise_horizon_ps: p
+                    .noise_horizon
+                    .is_some()
+                    .then(|| duration(&p.noise_horizon, "noise-horizon"))
+                    .transpose()?
+                    .map(|d| d.as_nanos() as u64 * 1000),
             })))
         }
     }

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use traffic::units::parse_duration_ns;
-use traffic::{Burst, GenConfig, IpVersion, Payload, Popularity, Rate, SizeSpec, Steering};
+use traffic::{Burst, GenConfig, IpVersion, Payload, Popularity, Rate, SizeSpec, Steering, Train};
 use wire::L4Proto;
 
 /// What the synthetic generator sends.
@@ -22,6 +22,10 @@ pub struct TrafficArgs {
     /// On/off bursts `ON:OFF`, e.g. `100us:50us` (bare numbers are microseconds).
     #[arg(long)]
     pub burst: Option<String>,
+    /// Trains `FRAMES@LINE`, e.g. `32@100G`: frames leave in trains, back to back at the sender's line
+    /// rate, as a DPDK sender's transmit bursts do (default: evenly paced).
+    #[arg(long)]
+    pub train: Option<String>,
     /// Send --target-percent of the packets to this queue (shRing §5.3, rxBisect §6.2).
     #[arg(long, requires = "target_percent")]
     pub target_queue: Option<usize>,
@@ -74,6 +78,7 @@ impl TrafficArgs {
             ip: if self.ipv6 { IpVersion::V6 } else { IpVersion::V4 },
             rate,
             burst: self.burst.as_deref().map(parse_burst).transpose().context("--burst")?,
+            train: self.train.as_deref().map(parse_train).transpose().context("--train")?,
             steering,
             payload: Payload::Stamp,
         })
@@ -83,6 +88,13 @@ impl TrafficArgs {
 /// Name the option in front of a parse error: `invalid --NAME: ...`.
 pub fn flag<T>(name: &str, parsed: Result<T, String>) -> Result<T> {
     parsed.map_err(|e| anyhow!("invalid --{name}: {e}"))
+}
+
+/// `FRAMES@LINE`: frames per train and the line rate they leave at.
+fn parse_train(s: &str) -> Result<Train> {
+    let (n, line) = s.split_once('@').with_context(|| format!("bad train '{s}': write FRAMES@LINE, e.g. 32@100G"))?;
+    let frames = n.trim().parse().map_err(|_| anyhow!("bad train '{s}': {n} is not a frame count"))?;
+    Ok(Train { frames, line: line.trim().parse().map_err(anyhow::Error::msg)? })
 }
 
 /// `ON:OFF` with durations; bare numbers are microseconds.

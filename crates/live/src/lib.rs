@@ -10,6 +10,7 @@
 pub mod control;
 pub mod feed;
 pub mod handoff;
+pub mod jitter;
 pub mod nic;
 pub mod offcpu;
 pub mod pin;

@@ -23,7 +23,7 @@ use wire::IndirectionTable;
 #[derive(Debug, Clone, PartialEq)]
 pub enum Traffic {
     /// The synthetic generator.
-    Generate(GenConfig),
+    Generate(Box<GenConfig>),
     /// A pcap or pcapng file, replayed in a loop.
     Pcap(PathBuf),
 }

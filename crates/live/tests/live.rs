@@ -13,7 +13,7 @@ fn config(cores: usize, pace: Pace) -> LiveConfig {
         app: "echo".into(),
         app_params: AppParams::new(),
         runtime: apps::Runtime::Native,
-        traffic: Traffic::Generate(GenConfig { flows: 32, ..GenConfig::default() }),
+        traffic: Traffic::Generate(Box::new(GenConfig { flows: 32, ..GenConfig::default() })),
         pace,
         ensogen: false,
         duration: Duration::from_millis(150),
@@ -50,7 +50,7 @@ fn a_source_behind_its_schedule_is_reported() {
 #[test]
 fn more_workers_than_cpus_run_unpinned_and_stay_correct() {
     let mut cfg = config(5, Pace::Max);
-    cfg.traffic = Traffic::Generate(GenConfig { flows: 64, size: SizeSpec::Imix, ..GenConfig::default() });
+    cfg.traffic = Traffic::Generate(Box::new(GenConfig { flows: 64, size: SizeSpec::Imix, ..GenConfig::default() }));
     let r = live::run(&cfg).unwrap();
     assert_eq!(r.per_core.len(), 5);
     if !r.pinned {

@@ -48,12 +48,17 @@ pub struct SimConfig {
     pub duration_ps: u64,
     /// Start of the measurement window, ps (counters before it are discarded).
     pub warmup_ps: u64,
-    /// Seed of the simulator's own random stream (arrival gaps); the traffic has its own seed.
+    /// Seed of the simulator's own random streams (arrival gaps, host noise); the traffic has its own.
     pub seed: u64,
+    /// Whether cores are interrupted as the profile's host noise says ([`crate::noise`]).
+    pub noise: bool,
+    /// Real time whose rare interruptions the measurement window carries, ps ([`crate::noise`]; a
+    /// no-drop trial of RFC 2544 lasts 60 s); `None`: the window's own length.
+    pub noise_horizon_ps: Option<u64>,
 }
 
 impl Default for SimConfig {
-    /// privRing and echo on the R640 profile, 1 ms with 100 µs warm-up, paced arrivals.
+    /// privRing and echo on the R640 profile, 1 ms with 100 µs warm-up, paced arrivals, the profile's noise.
     fn default() -> Self {
         SimConfig {
             profile: "r640-silver4216".into(),
@@ -71,6 +76,8 @@ impl Default for SimConfig {
             duration_ps: 1_000_000_000,
             warmup_ps: 100_000_000,
             seed: 1,
+            noise: true,
+            noise_horizon_ps: None,
         }
     }
 }
@@ -126,6 +133,12 @@ impl SimConfig {
                     self.warmup_ps / 1000,
                     self.duration_ps / 1000
                 ),
+            );
+        }
+        if self.noise_horizon_ps.is_some_and(|h| h < self.duration_ps - self.warmup_ps) {
+            return bad(
+                "noise-horizon",
+                "the noise horizon is the real time a window stands for; give at least the measured duration".into(),
             );
         }
         self.traffic.validate().map_err(SimError::Traffic)?;

@@ -25,6 +25,7 @@ use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
 use crate::machine::Machine;
 use crate::nic::Nic;
+use crate::noise::{CoreNoise, NoiseReport};
 use crate::order::{DeliveryCheck, WireOrder};
 use crate::probe::{Agent, SimProbe, Step};
 use crate::profile::Profile;
@@ -102,6 +103,8 @@ struct Counters {
     idle_ps: u64,
     occupancy: (f64, u64),
     rx_events: u64,
+    /// Interruptions that started in the window: count, summed and longest length (ps).
+    noise: (u64, u64, u64),
 }
 
 impl Counters {
@@ -111,6 +114,13 @@ impl Counters {
             for (b, p) in self.busy_ps.iter_mut().zip(step.phase_ps) {
                 *b += p;
             }
+        }
+    }
+
+    /// Count an interruption of a core, if it started in the window.
+    fn interrupted(&mut self, win: &Window, x: crate::noise::Interruption) {
+        if win.contains(x.at) {
+            self.noise = (self.noise.0 + 1, self.noise.1 + x.len, self.noise.2.max(x.len));
         }
     }
 
@@ -207,11 +217,18 @@ pub fn run_design<D: Design, A: App>(
     let win = Window(cfg.warmup_ps, cfg.duration_ps);
     let mut c = Counters { polls: vec![0; cores], ..Counters::default() };
     let mut hist = LatencyHistogram::new();
+    let mut service = LatencyHistogram::new();
     let mut check = DeliveryCheck::new(source.flows().len(), D::PER_FLOW_ORDER);
     let mut reorder = ReorderTracker::new(REORDER_WINDOW);
     let mut wire_order = WireOrder::new(source.flows().len());
     let mut sampler = Sampler::default();
     let mut timeline = Timeline::new(cfg.duration_ps);
+    let mut noise: Vec<CoreNoise> = (0..cores)
+        .map(|i| {
+            let params = if cfg.noise { profile.noise.clone() } else { crate::noise::NoiseParams::none() };
+            CoreNoise::new(&params, cfg.seed, i, (win.0, win.1), cfg.noise_horizon_ps)
+        })
+        .collect();
     let mut core_state: Vec<CoreState<'_>> = (0..cores)
         .map(|_| CoreState {
             rx: Vec::with_capacity(iface.burst),
@@ -397,6 +414,11 @@ pub fn run_design<D: Design, A: App>(
                 let i = usize::from(i);
                 let st = &mut core_state[i];
                 debug_assert_eq!(st.scheduled, Some(t), "the queue keeps only the latest schedule");
+                if let Some(resume) = interruptions(&mut noise[i], st, t, &mut c, &win, i) {
+                    st.scheduled = Some(resume);
+                    q.push(resume, Event::Core(i as u16));
+                    continue;
+                }
                 st.scheduled = None;
                 if let Some((since, period)) = st.idle.take() {
                     c.idle_ps += win.overlap(since, t);
@@ -422,6 +444,9 @@ pub fn run_design<D: Design, A: App>(
                     // The transmit burst runs when the app's work is done, so the NIC cannot see the
                     // packets before the core's virtual time reaches them.
                     let step = probe.finish();
+                    if win.contains(t) {
+                        service.record_n((step.end - t) / 1000 / n as u64, n as u64);
+                    }
                     c.charge(&win, t, &step);
                     st.scheduled = Some(step.end);
                     q.push(step.end, Event::CoreTx(i as u16));
@@ -431,6 +456,9 @@ pub fn run_design<D: Design, A: App>(
                 let step = probe.finish();
                 if n > 0 {
                     c.charge(&win, t, &step);
+                    if win.contains(t) {
+                        service.record_n((step.end - t) / 1000 / n as u64, n as u64);
+                    }
                     let next = step.end.max(t + 1);
                     st.scheduled = Some(next);
                     q.push(next, Event::Core(i as u16));
@@ -450,6 +478,11 @@ pub fn run_design<D: Design, A: App>(
                 let i = usize::from(i);
                 let st = &mut core_state[i];
                 debug_assert_eq!(st.scheduled, Some(t), "the queue keeps only the latest schedule");
+                if let Some(resume) = interruptions(&mut noise[i], st, t, &mut c, &win, i) {
+                    st.scheduled = Some(resume);
+                    q.push(resume, Event::CoreTx(i as u16));
+                    continue;
+                }
                 let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
                 let queued = drivers[i].tx_burst(&mut probe, &ctxs[i], &mut st.tx);
                 let step = probe.finish();
@@ -535,6 +568,7 @@ pub fn run_design<D: Design, A: App>(
         throughput: tp(c.sent_win),
         received_mpps: ratio(c.delivered_win as f64, secs) / 1e6,
         latency: hist.summary(),
+        service_ns: service.summary(),
         ring_occupancy: ratio(c.occupancy.0, c.occupancy.1 as f64),
         timeline: timeline.slices(),
         cycles: Cycles {
@@ -566,6 +600,12 @@ pub fn run_design<D: Design, A: App>(
         flow_reordering: wire_order.report(),
         descriptor_wait: DescriptorWait::from_metrics(&device_metrics),
         lock_wait_ns: snap.lock_wait_ps as f64 / 1e3,
+        noise: NoiseReport {
+            interruptions: c.noise.0,
+            total_us: c.noise.1 as f64 / 1e6,
+            max_us: c.noise.2 as f64 / 1e6,
+            share: ratio(c.noise.1 as f64, (win.1 - win.0) as f64 * cores as f64),
+        },
         device_metrics,
         driver_metrics,
         app_metrics,
@@ -584,6 +624,40 @@ pub fn run_design<D: Design, A: App>(
 /// An engine error for a violated invariant.
 fn invariant(v: Violation) -> SimError {
     SimError::Invariant { invariant: v.invariant, detail: v.detail }
+}
+
+/// The interruptions of a core that began by `t`, when its next step was due ([`crate::noise`]): the
+/// time it resumes, if they hold the step back. An interruption while the core slept delays it only if
+/// it lasts beyond `t` (the sleep is then over, its idle time and empty polls counted up to the
+/// interruption); one while it worked pushes its next step back by its whole length (steps are atomic,
+/// so the work it cut into ends that much later).
+fn interruptions(
+    noise: &mut CoreNoise,
+    st: &mut CoreState<'_>,
+    t: u64,
+    c: &mut Counters,
+    win: &Window,
+    i: usize,
+) -> Option<u64> {
+    let mut resume = t;
+    let mut first = None;
+    while let Some(x) = noise.take_until(resume) {
+        c.interrupted(win, x);
+        first.get_or_insert(x.at);
+        resume = match st.idle {
+            Some((since, _)) if x.at >= since => resume.max(x.at + x.len),
+            _ => resume + x.len,
+        };
+    }
+    if resume == t {
+        return None;
+    }
+    if let (Some((since, period)), Some(at)) = (st.idle.take(), first) {
+        let until = at.max(since);
+        c.idle_ps += win.overlap(since, until);
+        c.polls[i] += (until - since) / period;
+    }
+    Some(resume)
 }
 
 /// Wake a sleeping core at the first instant of its idle polling rhythm at or after `t`.

@@ -5,7 +5,7 @@
 //! Read in this order: [`run`] and [`SimConfig`] (what a run is), [`engine`] (the event loop and its
 //! agents), [`probe`] (how reported accesses become time), then the hardware models it charges:
 //! [`memory`] (caches, coherence and DDIO over [`cache`], the cores' [`prefetcher`]s), [`dram`], [`pcie`],
-//! [`nic`], all
+//! [`nic`], [`noise`], all
 //! parameterised by a machine [`profile`]. [`report`] is what comes out; [`order`] checks deliveries
 //! and [`sampler`] feeds a design's controller.
 //!
@@ -26,6 +26,7 @@ pub mod link;
 pub mod machine;
 pub mod memory;
 pub mod nic;
+pub mod noise;
 pub mod order;
 pub mod pcie;
 pub mod prefetcher;

@@ -4,6 +4,7 @@
 //! ([`crate::profile_file`]): serde derives them, so a field added here is a field of every file.
 
 use crate::cache::Policy;
+use crate::noise::NoiseParams;
 use crate::slices::{SKX_16, SliceHash, XOR_8};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -49,6 +50,13 @@ pub const REFERENCES: &[(&str, &str)] = &[
          between QLRU_H11_M1_R0_U0 and QLRU_H11_MR161_R0_U0 (cache::Policy::QlruAdaptive, which lists what \
          had to be assumed). They measured client CPUs (Skylake, Kaby Lake, Coffee Lake, Ice Lake); no measurement of a Skylake-SP or Skylake-X L3 has \
          been published, so that is the closest",
+    ),
+    (
+        "[JIT]",
+        "AMD (Solarflare) Onload User Guide UG1586, \"Sysjitter\": sysjitter on a single-socket Linux server, \
+         four cores at 3.2 GHz, 10 s, gaps over 200 ns. Per core: 1001-1014 interruptions/s (the 1 kHz tick), \
+         median 1.33-1.47 us, p99 1.6-5.0 us, p99.9 3.7-23 us, p99.99 31-184 us, longest 41-347 us. No \
+         measurement of the papers' R640s is published; this is the closest",
     ),
 ];
 
@@ -211,6 +219,8 @@ pub struct Profile {
     pub pcie: PcieParams,
     /// NIC.
     pub nic: NicParams,
+    /// How often and how long each core is interrupted ([`crate::noise`]).
+    pub noise: NoiseParams,
 }
 
 /// Why a profile cannot be used.
@@ -249,9 +259,9 @@ pub const PROFILE_NAMES: &[&str] = &["r640-silver4216", "i9-9960x-enso", "silver
 /// The sources of built-in profile `name`'s values (empty for any other name).
 pub fn sources(name: &str) -> Vec<Source> {
     let parts: &[&[Source]] = match name {
-        "r640-silver4216" => &[R640_SOURCES, SKYLAKE_SOURCES, GEN3_SOURCES, MLC_SOURCES],
-        "i9-9960x-enso" => &[I9_SOURCES, SKYLAKE_SOURCES, GEN3_SOURCES, MLC_SOURCES],
-        "silver4110-xl710" => &[SILVER4110_SOURCES, SKYLAKE_SOURCES, GEN3_SOURCES, MLC_SOURCES],
+        "r640-silver4216" => &[R640_SOURCES, SKYLAKE_SOURCES, GEN3_SOURCES, MLC_SOURCES, NOISE_SOURCES],
+        "i9-9960x-enso" => &[I9_SOURCES, SKYLAKE_SOURCES, GEN3_SOURCES, MLC_SOURCES, NOISE_SOURCES],
+        "silver4110-xl710" => &[SILVER4110_SOURCES, SKYLAKE_SOURCES, GEN3_SOURCES, MLC_SOURCES, NOISE_SOURCES],
         _ => &[],
     };
     parts.concat()
@@ -341,6 +351,36 @@ const CX5_READS: usize = 32;
 /// configuration; every other latency and throughput is a prediction (NAT at the same configuration, and
 /// privRing's mean read latency in shRing Fig. 2, 1.45 us in the paper, among them).
 const SKX_READ_MISS_NS: f64 = 1010.0;
+
+/// A typical core of a Linux server as sysjitter measures it ([JIT]): at each quantile the median of
+/// the four cores measured (one of them, likely the one taking device interrupts, has a five times
+/// longer tail: 184 us at p99.99, 347 us longest). The papers' servers isolate their cores from the
+/// scheduler ([P0] §5), which removes scheduler noise but not ticks, interrupts or SMIs; no paper
+/// gives its servers' noise.
+fn linux_noise() -> NoiseParams {
+    NoiseParams {
+        rate_hz: 1001.9,
+        quantiles: vec![
+            (0.0, 1316.0),
+            (0.5, 1360.0),
+            (0.9, 1404.5),
+            (0.99, 2040.0),
+            (0.999, 10_334.5),
+            (0.9999, 37_718.0),
+            (1.0, 47_531.5),
+        ],
+    }
+}
+
+/// Sources of [`linux_noise`]'s values.
+const NOISE_SOURCES: &[Source] = &[
+    ("noise.rate_hz", "[JIT] int_n_per_sec, median of 1001.3, 1014.3, 1002.4, 1001.3"),
+    (
+        "noise.quantiles",
+        "[JIT] int_min, int_median, int_90, int_99, int_999, int_9999 and int_max (ns), each the median over \
+         the four cores",
+    ),
+];
 
 /// PCIe Gen3 with pcie-model's defaults (MPS 256, MRRS 512) and pcie-bench's DMA read latency, for a NIC
 /// keeping `max_reads` read requests in flight per link.
@@ -486,6 +526,7 @@ impl Profile {
                 prefetch: 8,
                 memory: 256 << 10,
             },
+            noise: linux_noise(),
         }
     }
 
@@ -498,6 +539,7 @@ impl Profile {
             dram: DramParams { peak_gbs: 85.3, sustained: MLC_SUSTAINED, curve: mlc_curve() },
             pcie: gen3(16, 1, PCIE_TAGS),
             nic: NicParams { ports: 1, port_gbps: 100.0, mpps: 250.0, rx_buffer: 262_016, prefetch: 8, memory: 0 },
+            noise: linux_noise(),
         }
     }
 
@@ -510,6 +552,7 @@ impl Profile {
             dram: DramParams { peak_gbs: 115.2, sustained: MLC_SUSTAINED, curve: mlc_curve() },
             pcie: gen3(8, 1, PCIE_TAGS),
             nic: NicParams { ports: 1, port_gbps: 40.0, mpps: 37.0, rx_buffer: 262_016, prefetch: 8, memory: 0 },
+            noise: linux_noise(),
         }
     }
 
@@ -603,6 +646,9 @@ impl Profile {
                 &["pcie.max_reads", "pcie.links", "pcie.lanes"],
                 "PCIe needs at least one link, one lane and one outstanding read".into(),
             );
+        }
+        if let Err(e) = self.noise.validate() {
+            return bad(&["noise.rate_hz", "noise.quantiles"], e);
         }
         if self.nic.mpps <= 0.0 || self.nic.port_gbps <= 0.0 || self.nic.ports == 0 {
             return bad(

@@ -147,6 +147,9 @@ pub struct SimReport {
     pub received_mpps: f64,
     /// NIC arrival to wire-out, ns, for packets that arrived in the window.
     pub latency: LatencySummary,
+    /// Per-packet service time of the cores' polls in the window (a poll's receive and app work over
+    /// its packets), ns: how much a core's pace varies with its cache hits and misses.
+    pub service_ns: LatencySummary,
     /// Mean ring occupancy as a fraction of capacity (sampled at arrivals).
     pub ring_occupancy: f64,
     /// Ring occupancy and throughput over the whole run, warm-up included, in
@@ -173,6 +176,8 @@ pub struct SimReport {
     pub descriptor_wait: Option<DescriptorWait>,
     /// Time cores waited for locks in the window, ns.
     pub lock_wait_ns: f64,
+    /// Host noise: the interruptions that started in the window ([`crate::noise`]).
+    pub noise: crate::noise::NoiseReport,
     /// The design's device-side metrics.
     pub device_metrics: BTreeMap<String, f64>,
     /// The design's driver-side metrics, summed over cores.
@@ -204,6 +209,8 @@ impl fmt::Display for SimReport {
             "latency ns",
             format!("mean {:.0}  p50 {}  p99 {}  p99.9 {}  ({} samples)", l.mean, l.p50, l.p99, l.p999, l.count),
         )?;
+        let s = &self.service_ns;
+        row(f, "service ns/packet", format!("mean {:.0}  p50 {}  p99 {}  p99.9 {}", s.mean, s.p50, s.p99, s.p999))?;
         row(f, "ring occupancy", pct(self.ring_occupancy))?;
         let phases: Vec<String> = self.cycles.phases.iter().map(|(k, v)| format!("{k} {v:.0}")).collect();
         row(f, "cycles/packet", format!("{:.0}  ({})", self.cycles.total, phases.join(", ")))?;
@@ -236,6 +243,18 @@ impl fmt::Display for SimReport {
         let drops: Vec<String> = self.drops.iter().map(|(k, v)| format!("{k} {v}")).collect();
         row(f, "drops", if drops.is_empty() { "none".into() } else { drops.join(", ") })?;
         row(f, "lock wait", format!("{:.0} ns", self.lock_wait_ns))?;
+        let n = &self.noise;
+        row(
+            f,
+            "host noise",
+            format!(
+                "{} interruptions, {:.1} us in all ({}), longest {:.1} us",
+                n.interruptions,
+                n.total_us,
+                pct(n.share),
+                n.max_us
+            ),
+        )?;
         let r = &self.reordering;
         row(
             f,

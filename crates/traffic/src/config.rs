@@ -3,7 +3,7 @@
 use crate::flows::{IpVersion, Popularity};
 use crate::kvs::client::ClientConfig;
 use crate::kvs::proto::HEADER_LEN;
-use crate::rate::Burst;
+use crate::rate::{Burst, Train};
 use crate::sizes::{SizeDist, SizeSpec};
 use crate::steer::Steering;
 use crate::template::body_frame_len;
@@ -59,6 +59,8 @@ pub struct GenConfig {
     pub rate: Rate,
     /// Optional on/off bursts.
     pub burst: Option<Burst>,
+    /// Optional trains: frames back to back at the sender's line rate (`{ frames = 32, line = "100G" }`).
+    pub train: Option<Train>,
     /// Queue steering: `"none"`, `{ target = { queues, queue, percent } }` or `{ rss-even = { queues } }`.
     pub steering: Steering,
     /// Payload: `"stamp"` or `{ kvs = { keys, key_len, value_len, get_ratio, zipf } }`.
@@ -76,6 +78,7 @@ impl Default for GenConfig {
             ip: IpVersion::V4,
             rate: Rate::Gbps(10.0),
             burst: None,
+            train: None,
             steering: Steering::None,
             payload: Payload::Stamp,
         }
@@ -112,6 +115,16 @@ impl GenConfig {
         }
         if self.burst.is_some_and(|b| b.on_ns == 0) {
             return Err("a burst needs an on period longer than 0".into());
+        }
+        if let Some(t) = self.train {
+            t.line.check()?;
+            if t.frames == 0 {
+                return Err("a train needs at least 1 frame".into());
+            }
+            // The line rate must carry the mean rate: compare the gaps of an MTU frame.
+            if t.line.gap_ps(MAX_FRAME) > self.rate.gap_ps(MAX_FRAME) {
+                return Err(format!("a train's line rate {} is below the offered rate {}", t.line, self.rate));
+            }
         }
         let main = match &self.size {
             SizeSpec::Fixed(s) => Some(*s),

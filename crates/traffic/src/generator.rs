@@ -130,7 +130,7 @@ impl Generator {
             templates,
             groups,
             first_threshold,
-            pacer: Pacer::new(cfg.rate, cfg.burst),
+            pacer: Pacer::new(cfg.rate, cfg.burst, cfg.train),
             seq: 0,
             max_len,
             kvs,

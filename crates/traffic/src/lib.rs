@@ -32,7 +32,7 @@ pub use config::{GenConfig, GenError, Payload};
 pub use flows::{FlowInfo, FlowSet, IpVersion, Popularity};
 pub use generator::{FrameBuf, Generator, PacketMeta, Stop};
 pub use inspect::{InspectOptions, TraceSummary, inspect};
-pub use rate::Burst;
+pub use rate::{Burst, Train};
 pub use sizes::SizeSpec;
 pub use steer::Steering;
 pub use trace::{Container, OutputFormat, Resolution, Trace, TraceError, TracePacket, TraceReader, TraceWriter};
