@@ -337,3 +337,21 @@ fn ndr_search_reports_its_rate_and_trials_and_bad_options_name_the_flag() {
     fails(&["run", "--engine", "sim", "--ndr-loss", "0.1"], &["--ndr-loss", "--ndr"]);
     fails(&["run", "--rate", "max", "--ndr"], &["--rate", "--ndr", "max"]);
 }
+
+/// Host noise and trains (issue 21) reach the simulator from flags, and bad values name their flag.
+#[test]
+fn noise_and_trains_reach_the_run_and_bad_ones_name_the_flag() {
+    let run = |duration: &str, extra: &[&str]| {
+        let mut args = vec!["run", "--engine", "sim", "--duration", duration, "--warmup", "50us", "--json"];
+        args.extend_from_slice(extra);
+        let r: serde_json::Value = serde_json::from_str(&ok(&args)).unwrap();
+        r["noise"]["interruptions"].as_u64().unwrap()
+    };
+    assert_eq!(run("200us", &["--noise", "false"]), 0);
+    assert!(run("10ms", &["--noise-horizon", "60s", "--rate", "1G"]) > 0);
+    assert_eq!(run("200us", &["--noise", "false", "--train", "32@100G", "--rate", "10G"]), 0);
+    fails(&["run", "--engine", "sim", "--train", "32"], &["--train", "32@100G"]);
+    fails(&["run", "--engine", "sim", "--train", "32@1G", "--rate", "10G"], &["line rate"]);
+    fails(&["run", "--engine", "sim", "--noise-horizon", "1us"], &["--noise-horizon"]);
+    fails(&["jitter", "--duration", "0s"], &["--duration"]);
+}
