@@ -164,6 +164,9 @@ impl Experiment {
                 None => anyhow!("{line}: {msg}"),
             }
         })?;
+        for (i, f) in file.figure.iter().enumerate() {
+            f.validate().map_err(|e| anyhow!("figure {}: {e:#}", i + 1))?;
+        }
         let mut axes = Vec::new();
         for (key, v) in &file.sweep.0 {
             let line = line_of(text, v.span().start);

@@ -535,6 +535,7 @@ pub fn run_design<D: Design, A: App>(
         throughput: tp(c.sent_win),
         received_mpps: ratio(c.delivered_win as f64, secs) / 1e6,
         latency: hist.summary(),
+        latency_cdf: hist.cdf(),
         ring_occupancy: ratio(c.occupancy.0, c.occupancy.1 as f64),
         timeline: timeline.slices(),
         cycles: Cycles {

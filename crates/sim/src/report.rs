@@ -1,6 +1,6 @@
 //! What a run reports (the figures the papers plot), serialisable for `--json` and printable as a table.
 
-use measure::{FlowOrderReport, LatencySummary, ReorderReport, Throughput};
+use measure::{CdfPoint, FlowOrderReport, LatencySummary, ReorderReport, Throughput};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -147,6 +147,8 @@ pub struct SimReport {
     pub received_mpps: f64,
     /// NIC arrival to wire-out, ns, for packets that arrived in the window.
     pub latency: LatencySummary,
+    /// The same packets' latency distribution, sampled at [`measure::latency::CDF_QUANTILES`].
+    pub latency_cdf: Vec<CdfPoint>,
     /// Mean ring occupancy as a fraction of capacity (sampled at arrivals).
     pub ring_occupancy: f64,
     /// Ring occupancy and throughput over the whole run, warm-up included, in

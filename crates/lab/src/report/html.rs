@@ -32,6 +32,13 @@ pub fn verdict_cells(v: &Verdict) -> [String; 4] {
     ]
 }
 
+/// A link to the first figure of section `s` that shows `metric` (empty when none does).
+fn figure_link(s: &Section, metric: &str) -> String {
+    s.figures.iter().position(|f| f.spec.shows(metric)).map_or_else(String::new, |i| {
+        format!("<a href=\"#{}\">Fig. {}</a>", esc(&s.figures[i].id), i + 1)
+    })
+}
+
 fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
     out.push_str("<table><tr>");
     header.iter().for_each(|h| _ = write!(out, "<th>{}</th>", esc(h)));
@@ -53,7 +60,7 @@ pub fn page(sections: &[Section]) -> String {
         .iter()
         .filter_map(|s| s.exp.claim.as_ref().map(|c| (s, c)))
         .flat_map(|(s, c)| {
-            s.verdicts.iter().map(move |v| {
+            s.verdicts.iter().zip(&c.check).map(move |(v, check)| {
                 let [what, paper, rx, verdict] = verdict_cells(v);
                 vec![
                     format!("<a href=\"#{}\">{}</a>", esc(&s.exp.name), esc(&format!("{} {}", c.paper, c.figure))),
@@ -61,13 +68,14 @@ pub fn page(sections: &[Section]) -> String {
                     paper,
                     rx,
                     verdict,
+                    figure_link(s, &check.metric),
                 ]
             })
         })
         .collect();
     if !claims.is_empty() {
         out.push_str("<h2>Claims: the paper's value next to rxlab's</h2>\n");
-        let header = ["claim", "ratio", "paper", "rxlab", "verdict"].map(String::from);
+        let header = ["claim", "ratio", "paper", "rxlab", "verdict", "figure"].map(String::from);
         table(&mut out, &header, &claims);
     }
     for s in sections {
@@ -81,30 +89,38 @@ pub fn page(sections: &[Section]) -> String {
         );
         if let Some(c) = &s.exp.claim {
             _ = writeln!(out, "<p><b>{} {}:</b> {}</p>", esc(&c.paper), esc(&c.figure), esc(&c.text));
-            let rows: Vec<Vec<String>> = s.verdicts.iter().map(|v| verdict_cells(v).to_vec()).collect();
-            table(&mut out, &["ratio", "paper", "rxlab", "verdict"].map(String::from), &rows);
+            let rows: Vec<Vec<String>> = s
+                .verdicts
+                .iter()
+                .zip(&c.check)
+                .map(|(v, check)| verdict_cells(v).into_iter().chain([figure_link(s, &check.metric)]).collect())
+                .collect();
+            table(&mut out, &["ratio", "paper", "rxlab", "verdict", "figure"].map(String::from), &rows);
         }
         for f in &s.figures {
+            let pdf = f.png.strip_suffix(".png").map_or_else(|| f.png.clone(), |s| format!("{s}.pdf"));
             _ = writeln!(
                 out,
-                "<figure>{}<figcaption>{} (<a href=\"{}\">PNG</a>)</figcaption></figure>",
+                "<figure id=\"{}\">{}<figcaption>{} (<a href=\"{}\">PNG</a>, <a href=\"{}\">PDF</a>)</figcaption></figure>",
+                esc(&f.id),
                 f.svg,
                 esc(&f.title),
-                esc(&f.png)
+                esc(&f.png),
+                esc(&pdf)
             );
         }
         let params = varying_params(&s.rows);
         let columns = columns(&s.rows);
         let mut header = vec!["point".to_string()];
         header.extend(params.iter().cloned());
-        header.extend(columns.iter().map(|c| c.header.to_string()));
+        header.extend(columns.iter().map(|c| c.header()));
         let rows: Vec<Vec<String>> = s
             .rows
             .iter()
             .map(|r| {
                 let mut line = vec![esc(&r.label())];
                 line.extend(params.iter().map(|p| esc(&r.text(p))));
-                line.extend(columns.iter().map(|c| (c.value)(r)));
+                line.extend(columns.iter().map(|c| c.value(r)));
                 line
             })
             .collect();

@@ -1,8 +1,14 @@
-//! `rxlab report DIR`: figures (SVG and PNG) and one self-contained `report.html` for a sweep's results
-//! directory, or for a directory of them (what `rxlab reproduce` writes).
+//! `rxlab report DIR`: figures (SVG, PNG and PDF) and one self-contained `report.html` for a sweep's
+//! results directory, or for a directory of them (what `rxlab reproduce` writes).
 
+pub mod axis;
+pub mod draw;
 pub mod figures;
+pub mod font;
 mod html;
+pub mod metrics;
+pub mod pdf;
+pub mod style;
 
 use crate::claim::Verdict;
 use crate::experiment::Experiment;
@@ -10,6 +16,7 @@ use crate::results::{self, EXPERIMENT_FILE, Row};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use figures::FigureSpec;
+use plotters::prelude::{BitMapBackend, IntoDrawingArea, SVGBackend};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `rxlab report`.
@@ -21,12 +28,16 @@ pub struct ReportArgs {
 
 /// One drawn figure.
 pub struct Figure {
+    /// Anchor in the page (`EXPERIMENT-fig-N`).
+    pub id: String,
     /// Caption.
     pub title: String,
     /// The SVG, inlined into the page.
     pub svg: String,
-    /// The PNG's path relative to the page.
+    /// The PNG's path relative to the page (the PDF's is the same with `.pdf`).
     pub png: String,
+    /// The spec it was drawn from.
+    pub spec: FigureSpec,
 }
 
 /// One experiment's part of the report.
@@ -77,18 +88,37 @@ pub fn section(dir: &Path, page_dir: &Path) -> Result<Section> {
     };
     let fig_dir = dir.join("figures");
     std::fs::create_dir_all(&fig_dir)?;
+    let (published, paper) = exp.claim.as_ref().map_or((&[][..], ""), |c| (&c.published[..], c.paper.as_str()));
     let figures = specs
         .iter()
         .enumerate()
         .map(|(i, spec)| {
-            let stem = fig_dir.join(format!("{}-{}", exp.name, i + 1));
-            let svg = figures::render(spec, &rows, &stem)?;
+            let name = format!("{}-{}", exp.name, i + 1);
+            let stem = fig_dir.join(&name);
+            let plot = spec.plot(&rows, published, paper).map_err(|e| anyhow::anyhow!("{}: {e:#}", path.display()))?;
+            let svg = write_figure(&plot, &stem)?;
             let png = stem.with_extension("png");
             let rel = png.strip_prefix(page_dir).unwrap_or(&png).display().to_string();
-            Ok(Figure { title: spec.title(), svg, png: rel })
+            Ok(Figure { id: format!("{name}-fig"), title: plot.title, svg, png: rel, spec: spec.clone() })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Section { exp, rows, verdicts, figures })
+}
+
+/// Draw `plot` as `stem.svg`, `stem.png` and `stem.pdf`; returns the SVG text.
+pub fn write_figure(plot: &figures::Plot, stem: &Path) -> Result<String> {
+    font::load()?;
+    let size = draw::size(plot);
+    let mut svg = String::new();
+    draw::draw(SVGBackend::with_string(&mut svg, size).into_drawing_area(), plot)?;
+    let write = |ext: &str, bytes: &[u8]| {
+        let p = stem.with_extension(ext);
+        std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))
+    };
+    write("svg", svg.as_bytes())?;
+    write("pdf", &pdf::from_svg(&svg, &plot.title)?)?;
+    draw::draw(BitMapBackend::new(&stem.with_extension("png"), size).into_drawing_area(), plot)?;
+    Ok(svg)
 }
 
 /// Render `dir`'s report; returns the page's path.
@@ -102,6 +132,6 @@ pub fn render(dir: &Path) -> Result<PathBuf> {
 /// Run `rxlab report`.
 pub fn run(a: ReportArgs) -> Result<()> {
     let page = render(&a.dir)?;
-    println!("wrote {} (figures as SVG and PNG under figures/)", page.display());
+    println!("wrote {} (figures as SVG, PNG and PDF under figures/)", page.display());
     Ok(())
 }
