@@ -260,7 +260,7 @@ impl FigureSpec {
             .stack
             .iter()
             .zip(parts)
-            .map(|(m, p)| own(metrics::lookup(m).name, p.into_iter().enumerate().map(|(i, v)| (i as f64, y.at(v)))))
+            .map(|(m, p)| own(metrics::lookup(m).short, p.into_iter().enumerate().map(|(i, v)| (i as f64, y.at(v)))))
             .collect();
         Ok(Plot { title: self.title(), x, y, series, stacked: true })
     }

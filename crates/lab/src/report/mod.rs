@@ -135,3 +135,95 @@ pub fn run(a: ReportArgs) -> Result<()> {
     println!("wrote {} (figures as SVG, PNG and PDF under figures/)", page.display());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::figures::{FigureSpec, Kind};
+    use super::*;
+    use crate::claim::Published;
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+
+    /// A row of design `label` at ring `ring` with a few metrics, a timeline and a latency CDF.
+    fn row(label: &str, ring: u32, latency_ns: f64) -> Row {
+        let mut metrics: BTreeMap<String, Value> = BTreeMap::from([
+            ("latency.mean".to_string(), latency_ns.into()),
+            ("derived.cycles_processing".to_string(), 1800.0.into()),
+            ("cycles.phases.sync".to_string(), 150.0.into()),
+            ("cycles.total".to_string(), 1950.0.into()),
+        ]);
+        for i in 0..10 {
+            metrics.insert(format!("timeline.{i}.t_us"), (i as f64 * 1000.0).into());
+            metrics.insert(format!("timeline.{i}.occupancy"), (0.1 * i as f64).into());
+            metrics.insert(format!("latency_cdf.{i}.ns"), (latency_ns * (1.0 + i as f64)).into());
+            metrics.insert(format!("latency_cdf.{i}.q"), (i as f64 / 9.0).into());
+        }
+        let params = BTreeMap::from([("label".to_string(), label.into()), ("ring".to_string(), ring.into())]);
+        Row { index: 0, id: String::new(), params, metrics, error: None, build: String::new() }
+    }
+
+    fn rows() -> Vec<Row> {
+        [64, 1024, 4096]
+            .into_iter()
+            .flat_map(|r| [row("privRing", r, 25_000.0 * f64::from(r) / 64.0), row("rxBisect", r, 20_000.0)])
+            .collect()
+    }
+
+    fn spec(text: &str) -> FigureSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    /// Draw `spec` into a temporary directory; returns the SVG and the PDF's bytes.
+    fn render(spec: &FigureSpec, published: &[Published]) -> (String, Vec<u8>) {
+        let d = tempfile::tempdir().unwrap();
+        let plot = spec.plot(&rows(), published, "rxBisect (001)").unwrap();
+        for s in &plot.series {
+            for (x, y) in &s.pts {
+                assert!(plot.x.range.0 <= *x && *x <= plot.x.range.1, "{}: x {x} outside {:?}", s.name, plot.x.range);
+                assert!(plot.y.range.0 <= *y && *y <= plot.y.range.1, "{}: y {y} outside {:?}", s.name, plot.y.range);
+            }
+        }
+        let stem = d.path().join("f");
+        let svg = write_figure(&plot, &stem).unwrap();
+        assert!(stem.with_extension("png").is_file());
+        (svg, std::fs::read(stem.with_extension("pdf")).unwrap())
+    }
+
+    #[test]
+    fn lines_have_named_unit_bearing_axes_and_the_papers_points() {
+        let published: Published = toml::from_str(
+            "metric = 'latency.mean'\nx = 4096\nseries = 'privRing'\nvalue = 2.5e6\nsection = '§2'",
+        )
+        .unwrap();
+        let (svg, pdf) = render(&spec("x = 'ring'\ny = 'latency.mean'"), &[published]);
+        for needle in ["Mean latency", "Ring size", "1 Ki", "4 Ki", "privRing: rxBisect (001) §2"] {
+            assert!(svg.contains(needle), "SVG lacks {needle:?}");
+        }
+        assert!(svg.contains("(ms)") || svg.contains("(µs)"), "latency axis in SI units");
+        assert!(!svg.contains("25000"), "raw nanoseconds on a tick");
+        assert!(pdf.starts_with(b"%PDF"));
+    }
+
+    #[test]
+    fn stacked_cdf_and_timeline_kinds_render() {
+        let stacked = spec("kind = 'stacked'\ny = 'cycles.total'\nstack = ['derived.cycles_processing', 'cycles.phases.sync']");
+        assert_eq!(stacked.kind, Kind::Stacked);
+        let (svg, pdf) = render(&stacked, &[]);
+        assert!(svg.contains("Cycles per packet (processing + sync)") && svg.contains("\nsync\n"), "stacked: {svg}");
+        assert!(svg.contains("<rect"), "bars");
+        assert!(pdf.starts_with(b"%PDF"));
+        let (svg, _) = render(&spec("kind = 'cdf'\nonly = { ring = 64 }"), &[]);
+        assert!(svg.contains("Latency CDF") && svg.contains("Share of packets (CDF) (%)") && svg.contains("(µs)"), "cdf");
+        let (svg, _) = render(&spec("kind = 'timeline'\nseries = 'label,ring'"), &[]);
+        assert!(svg.contains("Ring occupancy (%)") && svg.contains("Time since start (ms)"), "timeline");
+        assert!(svg.contains("privRing, ring 1 Ki"), "legend in words");
+    }
+
+    #[test]
+    fn a_figure_missing_what_its_kind_needs_names_the_field() {
+        let e = spec("kind = 'stacked'").validate().unwrap_err().to_string();
+        assert!(e.contains("`stack`"), "{e}");
+        let e = spec("x = 'ring'").validate().unwrap_err().to_string();
+        assert!(e.contains("`y`"), "{e}");
+    }
+}
