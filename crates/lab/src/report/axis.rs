@@ -109,7 +109,8 @@ impl Axis {
                 };
                 axis.range = (lo, hi.max(lo + step));
                 let first = (lo / step).ceil() as i64;
-                axis.ticks = (first..).map(|k| k as f64 * step).take_while(|t| *t <= axis.range.1 + step * 1e-9).collect();
+                axis.ticks =
+                    (first..).map(|k| k as f64 * step).take_while(|t| *t <= axis.range.1 + step * 1e-9).collect();
             }
         }
         axis

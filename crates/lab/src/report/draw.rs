@@ -127,7 +127,8 @@ fn draw_legend<DB: DrawingBackend>(
             area.draw(&Rectangle::new([(x, y - 7), (x + 28, y + 7)], BLACK.stroke_width(1)))?;
         } else {
             let line = color(i).stroke_width(2);
-            let segments: Vec<(i32, i32)> = if s.paper { vec![(x, 0), (x + 8, 0), (x + 13, 0), (x + 21, 0)] } else { vec![(x, 0), (x + 28, 0)] };
+            let segments: Vec<(i32, i32)> =
+                if s.paper { vec![(x, 0), (x + 8, 0), (x + 13, 0), (x + 21, 0)] } else { vec![(x, 0), (x + 28, 0)] };
             for seg in segments.chunks(2) {
                 area.draw(&PathElement::new(vec![(seg[0].0, y), (seg[1].0, y)], line))?;
             }

@@ -250,7 +250,10 @@ impl FigureSpec {
         let parts: Vec<Vec<f64>> =
             self.stack.iter().map(|m| cats.iter().map(|c| mean(c, m).unwrap_or(0.0)).collect()).collect();
         if self.stack.iter().all(|m| cats.iter().all(|c| mean(c, m).is_none())) {
-            bail!("figure '{}': no row has the metrics of `stack`; check the column names in results.csv", self.title());
+            bail!(
+                "figure '{}': no row has the metrics of `stack`; check the column names in results.csv",
+                self.title()
+            );
         }
         let totals: Vec<f64> = (0..cats.len()).map(|i| parts.iter().map(|p| p[i]).sum()).collect();
         let yc = metrics::lookup(self.y_key());
@@ -269,25 +272,22 @@ impl FigureSpec {
     fn across(&self, rows: &[&Row], published: &[Published], paper: &str) -> Result<Plot> {
         let (xk, yk) = (self.x_key(), self.y_key());
         let published: Vec<&Published> = published.iter().filter(|p| p.metric == yk).collect();
-        let texts: Vec<String> =
-            rows.iter().map(|r| r.text(xk)).chain(published.iter().map(|p| p.x_text())).collect();
+        let texts: Vec<String> = rows.iter().map(|r| r.text(xk)).chain(published.iter().map(|p| p.x_text())).collect();
         let xc = metrics::lookup(xk);
-        let x_unit = if xc.unit == Unit::Rate { texts.first().map_or(Unit::Mpps, |t| Unit::of_rate(t)) } else { xc.unit };
+        let x_unit =
+            if xc.unit == Unit::Rate { texts.first().map_or(Unit::Mpps, |t| Unit::of_rate(t)) } else { xc.unit };
         let numeric = texts.iter().all(|t| metrics::parse_value(xc.unit, t).is_some());
         let cats = first_appearance(texts.iter().cloned());
         let x_of = |t: &str| {
-            if numeric {
-                metrics::parse_value(xc.unit, t).map(|v| if x_unit == Unit::Gbps { v / 1e9 } else { v / rate_base(xc.unit) })
-            } else {
-                cats.iter().position(|c| c == t).map(|i| i as f64)
-            }
+            if numeric { metrics::parse_value(xc.unit, t) } else { cats.iter().position(|c| c == t).map(|i| i as f64) }
         };
         let mut raw: Vec<Series> = vec![];
-        let add = |raw: &mut Vec<Series>, name: String, key: String, pt: (f64, f64), paper: bool| {
-            match raw.iter_mut().find(|s| s.name == name && s.paper == paper) {
-                Some(s) => s.pts.push(pt),
-                None => raw.push(Series { name, key, pts: vec![pt], paper }),
-            }
+        let add = |raw: &mut Vec<Series>, name: String, key: String, pt: (f64, f64), paper: bool| match raw
+            .iter_mut()
+            .find(|s| s.name == name && s.paper == paper)
+        {
+            Some(s) => s.pts.push(pt),
+            None => raw.push(Series { name, key, pts: vec![pt], paper }),
         };
         for r in rows {
             if let (Some(x), Some(y)) = (x_of(&r.text(xk)), r.metric(yk)) {
@@ -302,7 +302,8 @@ impl FigureSpec {
             if let Some(x) = x_of(&p.x_text()) {
                 let key = p.series.clone().unwrap_or_default();
                 let sections = published_sections(&published, &key);
-                let name = if key.is_empty() { format!("{paper} {sections}") } else { format!("{key}: {paper} {sections}") };
+                let name =
+                    if key.is_empty() { format!("{paper} {sections}") } else { format!("{key}: {paper} {sections}") };
                 add(&mut raw, name, key, (x, p.value), true);
             }
         }
@@ -326,11 +327,6 @@ impl FigureSpec {
             .collect();
         Ok(Plot { title: self.title(), x, y, series, stacked: false })
     }
-}
-
-/// The divisor that turns a parsed rate into Mpps (other units are stored as is).
-fn rate_base(unit: Unit) -> f64 {
-    if unit == Unit::Rate { 1e6 } else { 1.0 }
 }
 
 /// The sections of the published points of `key`'s series, as "§2.3, §5".

@@ -23,7 +23,8 @@ pub fn bytes() -> Result<&'static [u8]> {
             )
             .collect();
         let path = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
-            "no TrueType font for figure text: install fonts-dejavu-core or set RXLAB_FONT=/path/to/font.ttf".to_string()
+            "no TrueType font for figure text: install fonts-dejavu-core or set RXLAB_FONT=/path/to/font.ttf"
+                .to_string()
         })?;
         let bytes = std::fs::read(path).map_err(|e| format!("cannot read font {}: {e}", path.display()))?;
         Ok(Box::leak(bytes.into_boxed_slice()) as &'static [u8])

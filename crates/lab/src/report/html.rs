@@ -34,9 +34,10 @@ pub fn verdict_cells(v: &Verdict) -> [String; 4] {
 
 /// A link to the first figure of section `s` that shows `metric` (empty when none does).
 fn figure_link(s: &Section, metric: &str) -> String {
-    s.figures.iter().position(|f| f.spec.shows(metric)).map_or_else(String::new, |i| {
-        format!("<a href=\"#{}\">Fig. {}</a>", esc(&s.figures[i].id), i + 1)
-    })
+    s.figures
+        .iter()
+        .position(|f| f.spec.shows(metric))
+        .map_or_else(String::new, |i| format!("<a href=\"#{}\">Fig. {}</a>", esc(&s.figures[i].id), i + 1))
 }
 
 fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {

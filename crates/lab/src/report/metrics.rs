@@ -85,7 +85,7 @@ pub const METRICS: &[Metric] = &[
     m("latency.count", "Latency samples", "samples", Count, false),
     m("latency.saturated", "Latency samples beyond 100 s", "saturated", Count, false),
     m("latency_cdf.*.ns", "Latency", "latency", Ns, true),
-    m("latency_cdf.*.q", "Share of packets (CDF)", "CDF", Share, false),
+    m("latency_cdf.*.q", "Cumulative share of packets", "CDF", Share, false),
     // Rings.
     m("ring_occupancy", "Ring occupancy", "occupancy", Share, false),
     m("occupancy", "Ring occupancy", "occupancy", Share, false),
@@ -118,7 +118,13 @@ pub const METRICS: &[Metric] = &[
     m("pcie.to_device.utilisation", "PCIe utilisation towards the device", "PCIe to dev", Share, false),
     m("pcie.to_device.goodput_gbps", "PCIe goodput towards the device", "PCIe to dev goodput", Gbps, false),
     m("pcie.to_device.data_gbps", "PCIe packet data towards the device", "PCIe to dev data", Gbps, false),
-    m("pcie.to_device.metadata_share", "Metadata share of PCIe payload towards the device", "PCIe to dev meta", Share, false),
+    m(
+        "pcie.to_device.metadata_share",
+        "Metadata share of PCIe payload towards the device",
+        "PCIe to dev meta",
+        Share,
+        false,
+    ),
     m("pcie.read_latency_ns", "NIC PCIe read latency", "PCIe rd lat", Ns, false),
     // Drops and accounting.
     m("drops.*", "Drops ({})", "drops {}", Count, false),
@@ -263,13 +269,12 @@ pub fn lookup(key: &str) -> Resolved {
     })
 }
 
-/// A numeric value of a column as stored (text parameters such as `35Mpps` are parsed), in the unit's
-/// base: Rate values are pps when written in packets and bit/s when written in bits.
+/// A numeric value of a column (text parameters such as `35Mpps` are parsed): rates in Mpps or Gbps, as
+/// [`Unit::of_rate`] says.
 pub fn parse_value(unit: Unit, text: &str) -> Option<f64> {
     match unit {
         Rate => match text.parse::<traffic::units::Rate>().ok()? {
-            traffic::units::Rate::Mpps(v) => Some(v * 1e6),
-            traffic::units::Rate::Gbps(v) => Some(v * 1e9),
+            traffic::units::Rate::Mpps(v) | traffic::units::Rate::Gbps(v) => Some(v),
         },
         _ => text.parse().ok(),
     }
@@ -366,6 +371,8 @@ pub fn legend_part(key: &str, text: &str) -> String {
         ("ring", Some(v)) => format!("ring {}", binary(v)),
         ("cores", Some(v)) => format!("{v} core{}", if v == 1.0 { "" } else { "s" }),
         ("share", Some(v)) => format!("share {v}"),
+        ("flows", Some(v)) if v >= 1e6 => format!("{} M flows", v / 1e6),
+        ("flows", Some(v)) => format!("{v} flows"),
         ("size", Some(v)) => format!("{v} B"),
         ("app_params", _) => text.replace(',', " "),
         (_, Some(_)) => format!("{} {text}", lookup(key).short),
@@ -421,6 +428,6 @@ mod tests {
     fn legends_in_words() {
         assert_eq!(legend_part("ring", "1024"), "ring 1 Ki");
         assert_eq!(legend_part("cores", "4"), "4 cores");
-        assert_eq!(parse_value(Rate, "35Mpps"), Some(35e6));
+        assert_eq!(parse_value(Rate, "350Kpps"), Some(0.35));
     }
 }

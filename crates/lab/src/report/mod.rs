@@ -191,10 +191,9 @@ mod tests {
 
     #[test]
     fn lines_have_named_unit_bearing_axes_and_the_papers_points() {
-        let published: Published = toml::from_str(
-            "metric = 'latency.mean'\nx = 4096\nseries = 'privRing'\nvalue = 2.5e6\nsection = '§2'",
-        )
-        .unwrap();
+        let published: Published =
+            toml::from_str("metric = 'latency.mean'\nx = 4096\nseries = 'privRing'\nvalue = 2.5e6\nsection = '§2'")
+                .unwrap();
         let (svg, pdf) = render(&spec("x = 'ring'\ny = 'latency.mean'"), &[published]);
         for needle in ["Mean latency", "Ring size", "1 Ki", "4 Ki", "privRing: rxBisect (001) §2"] {
             assert!(svg.contains(needle), "SVG lacks {needle:?}");
@@ -206,14 +205,18 @@ mod tests {
 
     #[test]
     fn stacked_cdf_and_timeline_kinds_render() {
-        let stacked = spec("kind = 'stacked'\ny = 'cycles.total'\nstack = ['derived.cycles_processing', 'cycles.phases.sync']");
+        let stacked =
+            spec("kind = 'stacked'\ny = 'cycles.total'\nstack = ['derived.cycles_processing', 'cycles.phases.sync']");
         assert_eq!(stacked.kind, Kind::Stacked);
         let (svg, pdf) = render(&stacked, &[]);
         assert!(svg.contains("Cycles per packet (processing + sync)") && svg.contains("\nsync\n"), "stacked: {svg}");
         assert!(svg.contains("<rect"), "bars");
         assert!(pdf.starts_with(b"%PDF"));
         let (svg, _) = render(&spec("kind = 'cdf'\nonly = { ring = 64 }"), &[]);
-        assert!(svg.contains("Latency CDF") && svg.contains("Share of packets (CDF) (%)") && svg.contains("(µs)"), "cdf");
+        assert!(
+            svg.contains("Latency CDF") && svg.contains("Cumulative share of packets (%)") && svg.contains("(µs)"),
+            "cdf"
+        );
         let (svg, _) = render(&spec("kind = 'timeline'\nseries = 'label,ring'"), &[]);
         assert!(svg.contains("Ring occupancy (%)") && svg.contains("Time since start (ms)"), "timeline");
         assert!(svg.contains("privRing, ring 1 Ki"), "legend in words");
