@@ -102,11 +102,8 @@ impl Axis {
                 let a = if from_zero && a >= 0.0 { 0.0 } else { a };
                 let span = if b > a { b - a } else { a.abs().max(1.0) };
                 let step = nice_step(span, 5.0);
-                let (lo, hi) = if from_zero && a == 0.0 {
-                    (0.0, ((b + span * 0.04) / step).ceil() * step)
-                } else {
-                    (a - span * 0.05, b + span * 0.05)
-                };
+                let (lo, hi) =
+                    if from_zero && a == 0.0 { (0.0, b + span * 0.05) } else { (a - span * 0.05, b + span * 0.05) };
                 axis.range = (lo, hi.max(lo + step));
                 let first = (lo / step).ceil() as i64;
                 axis.ticks =

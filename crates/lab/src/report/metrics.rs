@@ -363,11 +363,12 @@ pub fn binary(v: f64) -> String {
     if v >= 1024.0 && v % 1024.0 == 0.0 { format!("{} Ki", v / 1024.0) } else { format!("{v}") }
 }
 
-/// A parameter value in words for a legend: "ring 1 Ki", "4 cores", "35 Mpps", "cycles=20000 dist=exp".
+/// A parameter value in words for a legend: "ring 1 Ki", "4 cores", "rxlab (sim)", "cycles=20000 dist=exp".
 pub fn legend_part(key: &str, text: &str) -> String {
     let num = text.parse::<f64>().ok();
     match (key, num) {
         ("label" | "iface", _) => text.to_string(),
+        ("engine", _) => format!("rxlab ({text})"),
         ("ring", Some(v)) => format!("ring {}", binary(v)),
         ("cores", Some(v)) => format!("{v} core{}", if v == 1.0 { "" } else { "s" }),
         ("share", Some(v)) => format!("share {v}"),

@@ -99,7 +99,13 @@ pub fn section(dir: &Path, page_dir: &Path) -> Result<Section> {
             let svg = write_figure(&plot, &stem)?;
             let png = stem.with_extension("png");
             let rel = png.strip_prefix(page_dir).unwrap_or(&png).display().to_string();
-            Ok(Figure { id: format!("{name}-fig"), title: plot.title, svg, png: rel, spec: spec.clone() })
+            Ok(Figure {
+                id: format!("{}-fig-{}", exp.name, i + 1),
+                title: plot.title,
+                svg,
+                png: rel,
+                spec: spec.clone(),
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Section { exp, rows, verdicts, figures })

@@ -1,5 +1,5 @@
 //! How series look: the Okabe–Ito colour-blind-safe palette, a distinct marker per series, and the
-//! paper's points drawn hollow beside rxlab's filled ones.
+//! paper's points drawn as larger hollow outlines beside rxlab's filled markers.
 
 use plotters::element::{ComposedElement, EmptyElement, PathElement, Polygon};
 use plotters::prelude::*;
@@ -38,16 +38,17 @@ fn outline(i: usize, r: f64) -> Vec<(i32, i32)> {
         .collect()
 }
 
-/// Marker `i` at `at`: filled for rxlab, hollow (white inside, coloured outline) for the paper.
+/// Marker `i` at `at`: filled for rxlab; for the paper a larger outline only, so that where rxlab agrees
+/// its filled marker shows inside the paper's ring.
 pub fn marker<DB: DrawingBackend, C>(
     at: C,
     i: usize,
     hollow: bool,
 ) -> ComposedElement<C, DB, Polygon<(i32, i32)>, PathElement<(i32, i32)>> {
-    let pts = outline(i, 5.0);
+    let pts = outline(i, if hollow { 8.0 } else { 5.0 });
     let mut closed = pts.clone();
     closed.push(pts[0]);
     let c = color(i);
-    let fill = if hollow { WHITE.filled() } else { c.filled() };
+    let fill = if hollow { TRANSPARENT.filled() } else { c.filled() };
     EmptyElement::at(at) + Polygon::new(pts, fill) + PathElement::new(closed, c.stroke_width(2))
 }
