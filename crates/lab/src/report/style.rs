@@ -21,6 +21,9 @@ const PALETTE: [RGBColor; 8] = [
 const SHAPES: [(usize, f64); 8] =
     [(16, 0.0), (4, 0.125), (3, 0.25), (4, 0.0), (3, 0.75), (5, 0.25), (6, 0.0), (8, 0.0625)];
 
+/// A marker: its filling and its outline, in pixels around a point.
+pub type Marker<C, DB> = ComposedElement<C, DB, Polygon<(i32, i32)>, PathElement<(i32, i32)>>;
+
 /// Colour of series number `i`.
 pub fn color(i: usize) -> RGBColor {
     PALETTE[i % PALETTE.len()]
@@ -40,11 +43,7 @@ fn outline(i: usize, r: f64) -> Vec<(i32, i32)> {
 
 /// Marker `i` at `at`: filled for rxlab; for the paper a larger outline only, so that where rxlab agrees
 /// its filled marker shows inside the paper's ring.
-pub fn marker<DB: DrawingBackend, C>(
-    at: C,
-    i: usize,
-    hollow: bool,
-) -> ComposedElement<C, DB, Polygon<(i32, i32)>, PathElement<(i32, i32)>> {
+pub fn marker<DB: DrawingBackend, C>(at: C, i: usize, hollow: bool) -> Marker<C, DB> {
     let pts = outline(i, if hollow { 8.0 } else { 5.0 });
     let mut closed = pts.clone();
     closed.push(pts[0]);
