@@ -212,6 +212,8 @@ pub const PARAMS: &[Metric] = &[
     m("share", "Cores per shared ring", "share", Count, false),
     m("flows", "Flows", "flows", Count, true),
     m("app_params", "App parameters", "app", Text, false),
+    m("target_percent", "Traffic to the target core (%)", "target %", Number, false),
+    m("ddio_ways", "DDIO ways", "DDIO ways", Count, false),
 ];
 
 /// Whether `key` matches `pattern`.
@@ -376,6 +378,13 @@ pub fn legend_part(key: &str, text: &str) -> String {
         ("flows", Some(v)) => format!("{v} flows"),
         ("size", Some(v)) => format!("{v} B"),
         ("app_params", _) => text.replace(',', " "),
+        ("ddio_ways", Some(v)) => format!("{v} DDIO way{}", if v == 1.0 { "" } else { "s" }),
+        ("target_percent", Some(v)) => format!("{v} % to the target core"),
+        ("rate", _) => match text.parse::<traffic::units::Rate>() {
+            Ok(traffic::units::Rate::Gbps(v)) => format!("{v} Gbps"),
+            Ok(traffic::units::Rate::Mpps(v)) => format!("{v} Mpps"),
+            Err(_) => text.to_string(),
+        },
         (_, Some(_)) => format!("{} {text}", lookup(key).short),
         _ => text.to_string(),
     }
@@ -429,6 +438,7 @@ mod tests {
     fn legends_in_words() {
         assert_eq!(legend_part("ring", "1024"), "ring 1 Ki");
         assert_eq!(legend_part("cores", "4"), "4 cores");
+        assert_eq!(legend_part("rate", "200G"), "200 Gbps");
         assert_eq!(parse_value(Rate, "350Kpps"), Some(0.35));
     }
 }
