@@ -37,11 +37,13 @@ pub struct Axis {
     unit: Unit,
 }
 
-/// A round step of about `span / n`: 1, 2, 2.5 or 5 times a power of ten.
-fn nice_step(span: f64, n: f64) -> f64 {
-    let raw = (span / n).max(f64::MIN_POSITIVE);
+/// A round step of about `span / n`: 1, 2, 2.5 or 5 times a power of ten; for counts (cores, entries)
+/// a whole number that is 1, 2 or 5 times a power of ten.
+fn nice_step(span: f64, n: f64, integer: bool) -> f64 {
+    let raw = (span / n).max(if integer { 1.0 } else { f64::MIN_POSITIVE });
     let mag = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 2.5, 5.0, 10.0].iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag)
+    let steps: &[f64] = if integer { &[1.0, 2.0, 5.0, 10.0] } else { &[1.0, 2.0, 2.5, 5.0, 10.0] };
+    steps.iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag)
 }
 
 /// `x` without float noise: 0.30000000000000004 → "0.3", 1e6 → "1000000".
@@ -88,7 +90,7 @@ impl Axis {
                 if axis.ticks.len() < 2 {
                     // Less than a decade: round values between the ends, placed on the log scale.
                     let (vlo, vhi) = (base.powf(a - pad), base.powf(b + pad));
-                    let step = nice_step(vhi - vlo, 4.0);
+                    let step = nice_step(vhi - vlo, 4.0, false);
                     let first = (vlo / step).ceil() as i64;
                     axis.ticks = (first..)
                         .map(|k| k as f64 * step)
@@ -101,7 +103,7 @@ impl Axis {
             _ => {
                 let a = if from_zero && a >= 0.0 { 0.0 } else { a };
                 let span = if b > a { b - a } else { a.abs().max(1.0) };
-                let step = nice_step(span, 5.0);
+                let step = nice_step(span, 5.0, matches!(unit, Unit::Count | Unit::Entries) && factor == 1.0);
                 let (lo, hi) =
                     if from_zero && a == 0.0 { (0.0, b + span * 0.05) } else { (a - span * 0.05, b + span * 0.05) };
                 axis.range = (lo, hi.max(lo + step));
@@ -201,6 +203,13 @@ mod tests {
         assert!(a.range.1 >= 31.0);
         let labels: Vec<String> = a.ticks.iter().map(|t| a.label(*t)).collect();
         assert!(labels.contains(&"10".to_string()), "{labels:?}");
+    }
+
+    #[test]
+    fn counts_tick_at_whole_numbers() {
+        let col = lookup("cores");
+        let a = Axis::numeric(&col, col.unit, &[2.0, 14.0], None, false);
+        assert!(a.ticks.iter().all(|t| t.fract() == 0.0), "{:?}", a.ticks);
     }
 
     #[test]

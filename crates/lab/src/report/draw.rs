@@ -93,13 +93,19 @@ where
     } else {
         for (s, &i) in plot.series.iter().zip(&styles) {
             let line = color(i).stroke_width(2);
-            if s.paper {
-                chart.draw_series(DashedLineSeries::new(s.pts.iter().copied(), 8, 5, line)).map_err(err)?;
-            } else {
-                chart.draw_series(LineSeries::new(s.pts.iter().copied(), line)).map_err(err)?;
+            // Several points at one x (one per NF, per seed) are a scatter: no line through them.
+            let scatter = s.pts.windows(2).any(|w| w[0].0 == w[1].0);
+            match (scatter, s.paper) {
+                (true, _) => {}
+                (false, true) => {
+                    chart.draw_series(DashedLineSeries::new(s.pts.iter().copied(), 8, 5, line)).map_err(err)?;
+                }
+                (false, false) => {
+                    chart.draw_series(LineSeries::new(s.pts.iter().copied(), line)).map_err(err)?;
+                }
             }
             // Long lines (timelines, CDFs) carry about eight markers, staggered between series.
-            let every = s.pts.len().div_ceil(8).max(1);
+            let every = if scatter { 1 } else { s.pts.len().div_ceil(8).max(1) };
             let shown = s.pts.iter().enumerate().filter(|(k, _)| every == 1 || (k + i) % every == 0);
             chart.draw_series(shown.map(|(_, p)| marker(*p, i, s.paper))).map_err(err)?;
         }
