@@ -37,13 +37,13 @@ pub struct Axis {
     unit: Unit,
 }
 
-/// A round step of about `span / n`: 1, 2, 2.5 or 5 times a power of ten; for counts (cores, entries)
+/// A round step of about `span / n` (or a little less): 1, 2, 2.5 or 5 times a power of ten; for counts (cores, entries)
 /// a whole number that is 1, 2 or 5 times a power of ten.
 fn nice_step(span: f64, n: f64, integer: bool) -> f64 {
     let raw = (span / n).max(if integer { 1.0 } else { f64::MIN_POSITIVE });
     let mag = 10f64.powf(raw.log10().floor());
     let steps: &[f64] = if integer { &[1.0, 2.0, 5.0, 10.0] } else { &[1.0, 2.0, 2.5, 5.0, 10.0] };
-    steps.iter().map(|m| m * mag).find(|s| *s >= raw).unwrap_or(10.0 * mag)
+    steps.iter().map(|m| m * mag).find(|s| *s >= raw * 0.8).unwrap_or(10.0 * mag)
 }
 
 /// `x` without float noise: 0.30000000000000004 → "0.3", 1e6 → "1000000".
