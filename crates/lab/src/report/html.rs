@@ -10,10 +10,10 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
+const STYLE: &str = "body{font-family:sans-serif;max-width:1280px;margin:2em auto;padding:0 1em;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 td:first-child,th:first-child{text-align:left}th{background:#eee}.ok{color:#06702a;font-weight:bold}\
-.miss{color:#b00020;font-weight:bold}figure{display:inline-block;margin:.5em}figcaption{font-size:13px;color:#555}\
+.miss{color:#b00020;font-weight:bold}figure{display:inline-block;margin:.3em;vertical-align:top}figcaption{font-size:13px;color:#555}\
 h2{border-bottom:2px solid #ddd;margin-top:2em}";
 
 /// The verdict cell: value, and whether it is within tolerance.
