@@ -16,6 +16,18 @@
 //! bound = "about"                   # or "at_least" / "at_most" (the paper's "≥ 46 %"), tolerance included
 //! ```
 //!
+//! The paper's own numbers, where its text or tables state them, are recorded beside the checks and drawn
+//! in the experiment's figures next to rxlab's (hollow markers, dashed lines):
+//!
+//! ```toml
+//! [[claim.published]]
+//! metric = "ring_occupancy"         # the figure's y column
+//! x = "privRing"                    # the figure's x value (a label, a ring size, a rate such as "35Mpps")
+//! series = "privRing"               # the rxlab series it belongs beside (its colour); optional
+//! value = 0.94                      # in the column's unit (ns, fractions, Gbps)
+//! section = "§2.3"                  # where the paper states it
+//! ```
+//!
 //! A side's value is the mean of `metric` over its rows, or with `above = X` the share of its rows
 //! whose metric exceeds X. Tolerances are fixed per claim from the paper's wording, never fitted.
 
@@ -34,6 +46,35 @@ pub struct Claim {
     pub text: String,
     /// The ratios checked.
     pub check: Vec<Check>,
+    /// The paper's published points.
+    #[serde(default)]
+    pub published: Vec<Published>,
+}
+
+/// One number the paper states, placed in a figure.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Published {
+    /// The metric column (a figure's `y`).
+    pub metric: String,
+    /// The x value in the figure (a label, a number, a rate).
+    pub x: toml::Value,
+    /// The rxlab series it is compared with.
+    pub series: Option<String>,
+    /// The paper's value, in the column's unit.
+    pub value: f64,
+    /// The paper's section, figure or table that states it.
+    pub section: String,
+}
+
+impl Published {
+    /// The x value as the figure's rows write it.
+    pub fn x_text(&self) -> String {
+        match &self.x {
+            toml::Value::String(s) => s.clone(),
+            v => v.to_string(),
+        }
+    }
 }
 
 /// Rows chosen for one side of a ratio.
@@ -114,7 +155,8 @@ pub fn bound_sign(b: Bound) -> &'static str {
 }
 
 impl Select {
-    fn matches(&self, r: &Row) -> bool {
+    /// Whether `r` is one of the rows selected.
+    pub fn matches(&self, r: &Row) -> bool {
         match self {
             Select::Label(l) => r.label() == *l,
             Select::Params(t) => t.iter().all(|(k, v)| {

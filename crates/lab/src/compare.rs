@@ -1,40 +1,51 @@
 //! The comparison table: one line per point with the headline metrics, and the parameters that differ
 //! between points. Printed by `rxlab run` (several points) and `rxlab sweep`, and shown in the report.
 
+use crate::report::metrics;
 use crate::results::Row;
 use std::fmt::Write;
 
-/// A metric column: header, and how to read it from a row.
+/// A metric column of the tables: its results.csv key and decimals; its header and scale come from the
+/// metric registry.
 pub struct Column {
-    /// Header text.
-    pub header: &'static str,
-    /// The value, formatted (`-` when the run did not report it).
-    pub value: fn(&Row) -> String,
+    /// The metric column.
+    pub key: &'static str,
+    /// Decimals shown.
+    pub decimals: usize,
 }
 
-fn fmt(v: Option<f64>, scale: f64, decimals: usize) -> String {
-    v.map_or_else(|| "-".into(), |x| format!("{:.*}", decimals, x * scale))
+impl Column {
+    /// Header text ("p50 us").
+    pub fn header(&self) -> String {
+        metrics::lookup(self.key).header()
+    }
+
+    /// The value, formatted (`-` when the run did not report it).
+    pub fn value(&self, r: &Row) -> String {
+        metrics::lookup(self.key).cell(r.metric(self.key), self.decimals)
+    }
+}
+
+const fn col(key: &'static str, decimals: usize) -> Column {
+    Column { key, decimals }
 }
 
 /// The headline metrics (the papers' figures): throughput, latency, cycles, caches, memory, PCIe, drops.
 pub const COLUMNS: &[Column] = &[
-    Column { header: "Gbps", value: |r| fmt(r.metric("throughput.gbps_wire"), 1.0, 1) },
-    Column { header: "Mpps", value: |r| fmt(r.metric("throughput.mpps"), 1.0, 2) },
-    Column { header: "p50 us", value: |r| fmt(r.metric("latency.p50"), 1e-3, 1) },
-    Column { header: "p99 us", value: |r| fmt(r.metric("latency.p99"), 1e-3, 1) },
-    Column { header: "cyc/pkt", value: |r| fmt(r.metric("cycles.total"), 1.0, 0) },
-    Column { header: "sync %", value: |r| fmt(r.metric("cycles.sync_share"), 100.0, 1) },
-    Column { header: "NIC LLC hit %", value: |r| fmt(r.metric("hit_rates.nic_write"), 100.0, 1) },
-    Column { header: "mem GB/s", value: |r| fmt(r.metric("derived.memory_gbs"), 1.0, 1) },
-    Column { header: "PCIe %", value: |r| fmt(r.metric("pcie.to_host.utilisation"), 100.0, 1) },
-    Column { header: "drops", value: |r| fmt(r.metric("derived.drops"), 1.0, 0) },
+    col("throughput.gbps_wire", 1),
+    col("throughput.mpps", 2),
+    col("latency.p50", 1),
+    col("latency.p99", 1),
+    col("cycles.total", 0),
+    col("cycles.sync_share", 1),
+    col("hit_rates.nic_write", 1),
+    col("derived.memory_gbs", 1),
+    col("pcie.to_host.utilisation", 1),
+    col("derived.drops", 0),
 ];
 
 /// The no-drop rate's columns, shown when some row ran an NDR search (`--ndr`).
-pub const NDR_COLUMNS: &[Column] = &[
-    Column { header: "NDR Gbps", value: |r| fmt(r.metric("ndr.gbps"), 1.0, 2) },
-    Column { header: "NDR Mpps", value: |r| fmt(r.metric("ndr.mpps"), 1.0, 2) },
-];
+pub const NDR_COLUMNS: &[Column] = &[col("ndr.gbps", 2), col("ndr.mpps", 2)];
 
 /// The metric columns of a table of `rows`: the headline ones, then the NDR's if some row has them.
 pub fn columns(rows: &[Row]) -> Vec<&'static Column> {
@@ -54,13 +65,13 @@ pub fn table(rows: &[Row]) -> String {
     let columns = columns(rows);
     let mut header: Vec<String> = vec!["point".into()];
     header.extend(params.iter().cloned());
-    header.extend(columns.iter().map(|c| c.header.to_string()));
+    header.extend(columns.iter().map(|c| c.header()));
     let body: Vec<Vec<String>> = rows
         .iter()
         .map(|r| {
             let mut line = vec![r.label()];
             line.extend(params.iter().map(|p| r.text(p)));
-            line.extend(columns.iter().map(|c| (c.value)(r)));
+            line.extend(columns.iter().map(|c| c.value(r)));
             line
         })
         .collect();

@@ -171,6 +171,9 @@ impl Experiment {
                 None => anyhow!("{line}: {msg}"),
             }
         })?;
+        for (i, f) in file.figure.iter().enumerate() {
+            f.validate().map_err(|e| anyhow!("figure {}: {e:#}", i + 1))?;
+        }
         let mut axes = Vec::new();
         for (key, v) in &file.sweep.0 {
             let line = line_of(text, v.span().start);
@@ -377,6 +380,27 @@ mod tests {
         );
         let bad = Experiment::parse("t", "[sweep]\napp.reads = []\n").unwrap_err().to_string();
         assert!(bad.contains("sweep key `app.reads`: give a non-empty list"), "{bad}");
+    }
+
+    /// Every experiment file parses; the stacked, CDF and timeline kinds each serve one; every published
+    /// point of a claim lands in one of its experiment's figures.
+    #[test]
+    fn experiment_files_parse_and_use_every_figure_kind() {
+        use crate::report::figures::Kind;
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+        let mut kinds = vec![];
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let e = Experiment::load(&path).unwrap_or_else(|e| panic!("{e:#}"));
+            kinds.extend(e.figures.iter().map(|f| f.kind));
+            for p in e.claim.iter().flat_map(|c| &c.published) {
+                let drawn = e.figures.iter().any(|f| f.kind == Kind::Lines && f.y == p.metric);
+                assert!(drawn, "{}: no figure draws the published {} ({})", e.name, p.metric, p.section);
+            }
+        }
+        for k in [Kind::Stacked, Kind::Cdf, Kind::Timeline] {
+            assert!(kinds.contains(&k), "no experiment draws a {k:?} figure");
+        }
     }
 
     #[test]

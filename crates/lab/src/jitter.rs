@@ -126,7 +126,7 @@ fn table(r: &JitterReport) -> String {
 
 /// The gap histogram, one bar series per CPU, on log axes.
 fn histogram_svg(r: &JitterReport, path: &std::path::Path) -> Result<()> {
-    crate::report::figures::load_font()?;
+    crate::report::font::load()?;
     let top = r
         .cpus
         .iter()
@@ -149,11 +149,8 @@ fn histogram_svg(r: &JitterReport, path: &std::path::Path) -> Result<()> {
         .y_desc("Interruptions")
         .x_label_formatter(&|v| format!("{v:.0}"))
         .draw()?;
-    // Okabe-Ito colours, distinct for colour-blind readers.
-    const COLOURS: [RGBColor; 4] =
-        [RGBColor(0, 114, 178), RGBColor(230, 159, 0), RGBColor(0, 158, 115), RGBColor(204, 121, 167)];
     for (k, c) in r.cpus.iter().enumerate() {
-        let colour = COLOURS[k % COLOURS.len()];
+        let colour = crate::report::style::color(k);
         let steps = c.histogram.iter().flat_map(|&(lo, n)| [(lo as f64, n as f64), (lo as f64 * 2.0, n as f64)]);
         chart
             .draw_series(LineSeries::new(steps, colour.stroke_width(2)))?

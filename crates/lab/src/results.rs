@@ -1,6 +1,7 @@
 //! Results of a sweep on disk: `points.jsonl` (one finished point a line, appended as points finish, the
 //! record a rerun resumes from), and `results.csv` / `results.json` (one row per point in point order,
-//! every parameter and every output metric flattened to dotted column names).
+//! every parameter and every output metric flattened to dotted column names), with `columns.csv` saying
+//! what each metric column is (its name and unit, from [`crate::report::metrics`]).
 
 use crate::experiment::Point;
 use anyhow::{Context, Result};
@@ -66,10 +67,15 @@ impl Row {
 }
 
 /// Add the sums the papers plot but the engines report in parts: `derived.memory_gbs` (DRAM read +
-/// write) and `derived.drops` (all drop reasons).
+/// write), `derived.drops` (all drop reasons) and `derived.cycles_processing` (cycles per packet outside
+/// synchronisation, shRing Fig. 2a's "orig").
 fn with_derived(mut m: BTreeMap<String, Value>) -> BTreeMap<String, Value> {
     let num = |k: &str| m.get(k).and_then(Value::as_f64);
     let memory = num("memory.read_gbs").zip(num("memory.write_gbs")).map(|(r, w)| r + w);
+    let processing = num("cycles.total").zip(num("cycles.phases.sync")).map(|(t, s)| t - s);
+    if let Some(x) = processing {
+        m.insert("derived.cycles_processing".into(), x.into());
+    }
     let drops: f64 = m.iter().filter(|(k, _)| k.starts_with("drops.")).filter_map(|(_, v)| v.as_f64()).sum();
     if let Some(x) = memory {
         m.insert("derived.memory_gbs".into(), x.into());
@@ -163,6 +169,18 @@ pub fn write_tables(dir: &Path, rows: &[Row]) -> Result<()> {
         w.write_record(&rec)?;
     }
     w.flush()?;
+    write_columns(dir, &metrics)
+}
+
+/// `columns.csv`: what each metric column of results.csv is (name and unit, from the metric registry).
+fn write_columns(dir: &Path, metrics: &BTreeSet<&String>) -> Result<()> {
+    let mut w = csv::Writer::from_path(dir.join("columns.csv")).context("cannot write columns.csv")?;
+    w.write_record(["column", "name", "unit"])?;
+    for k in metrics {
+        let m = crate::report::metrics::lookup(k);
+        w.write_record([k.as_str(), &m.name, m.unit.stored()])?;
+    }
+    w.flush()?;
     Ok(())
 }
 
@@ -178,7 +196,10 @@ pub fn load_results(dir: &Path) -> Result<Vec<Row>> {
     let path = dir.join("results.json");
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read {}: run `rxlab sweep` or `rxlab merge` first", path.display()))?;
-    serde_json::from_str(&text).with_context(|| format!("{} is not an rxlab results file", path.display()))
+    let rows: Vec<Row> =
+        serde_json::from_str(&text).with_context(|| format!("{} is not an rxlab results file", path.display()))?;
+    // Results written before a derived column existed get it too.
+    Ok(rows.into_iter().map(|r| Row { metrics: with_derived(r.metrics), ..r }).collect())
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use crate::worker::WorkerStats;
 use ifaces::Metrics;
-use measure::{FlowOrderReport, LatencySummary, ReorderReport, Throughput};
+use measure::{CdfPoint, FlowOrderReport, LatencySummary, ReorderReport, Throughput};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -95,6 +95,8 @@ pub struct LiveReport {
     pub drop_ratio: f64,
     /// Latency from the NIC's receive to its transmit of the reply, ns.
     pub latency: LatencySummary,
+    /// The latency distribution, sampled at [`measure::latency::CDF_QUANTILES`].
+    pub latency_cdf: Vec<CdfPoint>,
     /// RFC 4737 reordering over the whole run, all flows as one stream.
     pub reordering: ReorderReport,
     /// RFC 4737 reordering within each flow (`measure::flow_order`), whole run.

@@ -220,6 +220,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         drops: nic.drops.by_name(),
         drop_ratio: nic.drops.total() as f64 / nic.offered.max(1) as f64,
         latency: sink.latency.summary(),
+        latency_cdf: sink.latency.cdf(),
         reordering: sink.reorder.report(),
         flow_reordering: sink.flow_order.report(),
         occupancy: nic.occupancy,

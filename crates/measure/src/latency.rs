@@ -41,6 +41,22 @@ pub struct LatencySummary {
     pub saturated: u64,
 }
 
+/// The probabilities at which [`LatencyHistogram::cdf`] samples the distribution: enough to draw a CDF
+/// (COREC Figure 6) and its tail, few enough to keep one column per point in `results.csv`.
+pub const CDF_QUANTILES: [f64; 24] = [
+    0.0, 0.01, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.98, 0.99,
+    0.995, 0.999, 0.9999, 1.0,
+];
+
+/// One point of a latency CDF: the share `q` of samples at or below `ns` nanoseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct CdfPoint {
+    /// Latency, ns (histogram bucket bound).
+    pub ns: u64,
+    /// Share of samples at or below it, in [0, 1].
+    pub q: f64,
+}
+
 impl Default for LatencyHistogram {
     fn default() -> Self {
         Self::new()
@@ -112,6 +128,14 @@ impl LatencyHistogram {
         }
     }
 
+    /// The distribution at [`CDF_QUANTILES`]; empty when nothing was recorded.
+    pub fn cdf(&self) -> Vec<CdfPoint> {
+        if self.hist.is_empty() {
+            return vec![];
+        }
+        CDF_QUANTILES.iter().map(|&q| CdfPoint { ns: self.quantile(q), q }).collect()
+    }
+
     /// Forget every sample, keeping the allocation.
     pub fn reset(&mut self) {
         self.hist.reset();
@@ -170,6 +194,17 @@ mod tests {
         assert!(json.contains("\"p999\":1500"), "{json}");
         let back: LatencySummary = serde_json::from_str(&json).unwrap();
         assert_eq!(back, h.summary());
+    }
+
+    #[test]
+    fn cdf_is_monotone_and_ends_at_the_extremes() {
+        assert!(LatencyHistogram::new().cdf().is_empty());
+        let mut h = LatencyHistogram::new();
+        (1..=1000).for_each(|ns| h.record(ns));
+        let cdf = h.cdf();
+        assert_eq!(cdf.len(), CDF_QUANTILES.len());
+        assert!(cdf.windows(2).all(|w| w[0].ns <= w[1].ns && w[0].q < w[1].q), "{cdf:?}");
+        assert_eq!((cdf[0].ns, cdf[cdf.len() - 1].ns), (1, 1000));
     }
 
     proptest! {

@@ -16,6 +16,6 @@ pub mod reorder;
 
 pub use counters::Throughput;
 pub use flow_order::{FlowOrder, FlowOrderReport};
-pub use latency::{LatencyHistogram, LatencySummary};
+pub use latency::{CdfPoint, LatencyHistogram, LatencySummary};
 pub use ndr::{NdrConfig, NdrError, NdrResult, Resolution, Trial, TrialRecord};
 pub use reorder::{ExtentSummary, ReorderReport, ReorderTracker};

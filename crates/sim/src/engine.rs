@@ -569,6 +569,7 @@ pub fn run_design<D: Design, A: App>(
         received_mpps: ratio(c.delivered_win as f64, secs) / 1e6,
         latency: hist.summary(),
         service_ns: service.summary(),
+        latency_cdf: hist.cdf(),
         ring_occupancy: ratio(c.occupancy.0, c.occupancy.1 as f64),
         timeline: timeline.slices(),
         cycles: Cycles {

@@ -1,6 +1,6 @@
 //! What a run reports (the figures the papers plot), serialisable for `--json` and printable as a table.
 
-use measure::{FlowOrderReport, LatencySummary, ReorderReport, Throughput};
+use measure::{CdfPoint, FlowOrderReport, LatencySummary, ReorderReport, Throughput};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -150,6 +150,8 @@ pub struct SimReport {
     /// Per-packet service time of the cores' polls in the window (a poll's receive and app work over
     /// its packets), ns: how much a core's pace varies with its cache hits and misses.
     pub service_ns: LatencySummary,
+    /// The same packets' latency distribution, sampled at [`measure::latency::CDF_QUANTILES`].
+    pub latency_cdf: Vec<CdfPoint>,
     /// Mean ring occupancy as a fraction of capacity (sampled at arrivals).
     pub ring_occupancy: f64,
     /// Ring occupancy and throughput over the whole run, warm-up included, in

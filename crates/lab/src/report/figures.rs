@@ -1,50 +1,115 @@
-//! Figures: a metric against a parameter (or another metric), one line per series, drawn with plotters
-//! to SVG and PNG.
+//! Figures an experiment asks for, and the points each draws.
 //!
 //! ```toml
 //! [[figure]]
-//! title = "Throughput vs ring size"   # default: "Y vs X"
+//! kind = "lines"                      # default; or "stacked", "cdf", "timeline"
+//! title = "Throughput vs ring size"   # default: from the metrics' names
 //! x = "ring"                          # a parameter or metric column
 //! y = "throughput.gbps_wire"          # a metric column
 //! series = "label,cores"              # one line per value of these columns (default: label)
-//! log_x = true                        # log2 x axis
+//! log_x = true                        # force a log (or, with false, linear) axis; default: the
+//! log_y = false                       #   registry's preference when values span over 20x
+//! only = { rate = "35Mpps" }          # draw only the rows with these parameter values
 //! ```
 //!
-//! A figure may instead draw an array every row reports, one line per row: `along = "timeline"` with
-//! `x = "t_us"` and `y = "occupancy"` plots each run's ring occupancy over virtual time (the simulator's
-//! `timeline`, warm-up included), so a reader sees whether each run settled before its window.
+//! - `lines`: one point per row, one line per series; the paper's published points for `y` (from the
+//!   experiment's `[[claim.published]]`) are drawn beside them, hollow and dashed.
+//! - `stacked`: one bar per value of `x` (default `label`), stacking the metrics of `stack`, e.g. cycles
+//!   per packet split into processing and synchronisation (shRing Fig. 2a):
+//!   `stack = ["derived.cycles_processing", "cycles.phases.sync"]`, with `y` naming the axis.
+//! - `cdf`: each row's latency CDF (`latency_cdf`, from its latency histogram; COREC Fig. 6).
+//! - `timeline`: each row's ring occupancy (`y = "occupancy"`, default) or throughput (`y = "gbps_wire"`)
+//!   over virtual time, warm-up included: whether the run settled before its window.
 //!
-//! Text x values (design names, `imix`) are placed evenly in order of first appearance.
+//! `along = "ARRAY"` draws any array every row reports, one line per row, `x` and `y` naming fields of its
+//! elements (`cdf` and `timeline` are `along` with their arrays and fields filled in).
+//! Text x values (design names, `imix`) are placed evenly in order of first appearance; rates such as
+//! `35Mpps` are numbers.
 
+use super::axis::{Axis, Scale};
+use super::metrics::{self, Resolved, Unit, legend_part};
+use crate::claim::{Published, Select};
 use crate::results::Row;
-use anyhow::{Context, Result, anyhow, bail};
-use plotters::prelude::*;
+use anyhow::{Result, bail};
 use serde::Deserialize;
-use std::path::{Path, PathBuf};
+
+/// What a figure draws.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A metric against a parameter, one line per series.
+    #[default]
+    Lines,
+    /// Stacked bars of several metrics per category.
+    Stacked,
+    /// Latency CDFs, one per row.
+    Cdf,
+    /// Ring occupancy or throughput over the run, one line per row.
+    Timeline,
+}
 
 /// One figure of an experiment.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FigureSpec {
     /// Title.
     pub title: Option<String>,
-    /// x column.
+    /// Kind.
+    #[serde(default)]
+    pub kind: Kind,
+    /// x column (default by kind).
+    #[serde(default)]
     pub x: String,
-    /// y column.
+    /// y column (default by kind).
+    #[serde(default)]
     pub y: String,
+    /// The metrics a `stacked` figure stacks, bottom first.
+    #[serde(default)]
+    pub stack: Vec<String>,
     /// Columns (comma-separated) whose values name the lines.
     #[serde(default = "default_series")]
     pub series: String,
-    /// Log2 x axis.
-    #[serde(default)]
-    pub log_x: bool,
+    /// Log x axis (default: the registry's preference).
+    pub log_x: Option<bool>,
+    /// Log y axis (default: the registry's preference).
+    pub log_y: Option<bool>,
     /// An array metric (such as `timeline`) to draw along, one line per row, with `x` and `y` naming
     /// fields of its elements.
     pub along: Option<String>,
+    /// Only the rows whose parameters have these values.
+    pub only: Option<toml::Table>,
 }
 
 fn default_series() -> String {
     "label".into()
+}
+
+/// One drawn series, in plot coordinates.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Legend text.
+    pub name: String,
+    /// The rxlab series it belongs beside (its colour and marker); for rxlab's own, its name.
+    pub key: String,
+    /// Points, in plot coordinates.
+    pub pts: Vec<(f64, f64)>,
+    /// The paper's published points rather than rxlab's.
+    pub paper: bool,
+}
+
+/// Everything a figure draws.
+#[derive(Debug, Clone)]
+pub struct Plot {
+    /// Title.
+    pub title: String,
+    /// x axis.
+    pub x: Axis,
+    /// y axis.
+    pub y: Axis,
+    /// Series; for stacked bars, one per stacked metric with one point per category.
+    pub series: Vec<Series>,
+    /// Draw the series as stacked bars.
+    pub stacked: bool,
 }
 
 impl FigureSpec {
@@ -55,185 +120,238 @@ impl FigureSpec {
         let series = if first_axis.is_some() { "label" } else { "engine" }.to_string();
         ["throughput.gbps_wire", "latency.p99"]
             .into_iter()
-            .map(|y| FigureSpec {
-                title: None,
-                x: x.clone(),
-                y: y.into(),
-                series: series.clone(),
-                log_x: false,
-                along: None,
-            })
+            .map(|y| FigureSpec { x: x.clone(), y: y.into(), series: series.clone(), ..FigureSpec::default() })
             .collect()
+    }
+
+    /// The array drawn along, if any.
+    fn array(&self) -> Option<&str> {
+        match self.kind {
+            Kind::Cdf => Some("latency_cdf"),
+            Kind::Timeline => Some("timeline"),
+            _ => self.along.as_deref(),
+        }
+    }
+
+    /// The x column, with the kind's default.
+    pub fn x_key(&self) -> &str {
+        match (self.kind, self.x.as_str()) {
+            (_, x) if !x.is_empty() => x,
+            (Kind::Cdf, _) => "ns",
+            (Kind::Timeline, _) => "t_us",
+            _ => "label",
+        }
+    }
+
+    /// The y column, with the kind's default.
+    pub fn y_key(&self) -> &str {
+        match (self.kind, self.y.as_str()) {
+            (_, y) if !y.is_empty() => y,
+            (Kind::Cdf, _) => "q",
+            (Kind::Timeline, _) => "occupancy",
+            (Kind::Stacked, _) => self.stack.first().map_or("", String::as_str),
+            _ => "",
+        }
+    }
+
+    /// The registry entry of a column; fields of an array are looked up as `ARRAY.*.FIELD`.
+    fn column(&self, key: &str) -> Resolved {
+        match self.array() {
+            Some(a) => metrics::lookup(&format!("{a}.0.{key}")),
+            None => metrics::lookup(key),
+        }
+    }
+
+    /// The metrics this figure shows on its y axis (a claim about one of them links here).
+    pub fn shows(&self, metric: &str) -> bool {
+        self.array().is_none() && (self.y_key() == metric || self.stack.iter().any(|s| s == metric))
     }
 
     /// The title shown.
     pub fn title(&self) -> String {
-        let along = self.along.as_ref().map_or(String::new(), |a| format!("{a}."));
-        self.title.clone().unwrap_or_else(|| format!("{along}{} vs {along}{}", self.y, self.x))
-    }
-}
-
-/// The points of a figure: per series, (x position, y), plus the x tick names of text x values.
-struct Data {
-    series: Vec<(String, Vec<(f64, f64)>)>,
-    ticks: Option<Vec<String>>,
-}
-
-/// The name of `row`'s line: the values of the spec's series columns.
-fn series_name(spec: &FigureSpec, row: &Row) -> String {
-    spec.series.split(',').map(|c| row.text(c.trim())).collect::<Vec<_>>().join(" ")
-}
-
-fn data(spec: &FigureSpec, rows: &[Row]) -> Result<Data> {
-    match &spec.along {
-        Some(array) => data_along(spec, array, rows),
-        None => data_across(spec, rows),
-    }
-}
-
-/// One line per row: the elements of its array metric `array`.
-fn data_along(spec: &FigureSpec, array: &str, rows: &[Row]) -> Result<Data> {
-    let series: Vec<(String, Vec<(f64, f64)>)> = rows
-        .iter()
-        .map(|r| {
-            let point = |i: usize| {
-                Some((r.metric(&format!("{array}.{i}.{}", spec.x))?, r.metric(&format!("{array}.{i}.{}", spec.y))?))
-            };
-            let pts: Vec<(f64, f64)> = (0..).map_while(point).collect();
-            (series_name(spec, r), pts)
-        })
-        .filter(|(_, pts)| !pts.is_empty())
-        .collect();
-    if series.is_empty() {
-        bail!("figure '{}': no row reports `{array}` with fields `{}` and `{}`", spec.title(), spec.x, spec.y);
-    }
-    Ok(Data { series, ticks: None })
-}
-
-/// One point per row, lines by series.
-fn data_across(spec: &FigureSpec, rows: &[Row]) -> Result<Data> {
-    let xs: Vec<String> = rows.iter().map(|r| r.text(&spec.x)).collect();
-    let numeric = xs.iter().all(|x| x.parse::<f64>().is_ok());
-    let mut names: Vec<String> = vec![];
-    for x in &xs {
-        if !names.contains(x) {
-            names.push(x.clone());
+        if let Some(t) = &self.title {
+            return t.clone();
+        }
+        let (x, y) = (self.column(self.x_key()).name, self.column(self.y_key()).name);
+        match self.kind {
+            Kind::Cdf => "Latency CDF".into(),
+            Kind::Timeline => format!("{y} over the run"),
+            Kind::Stacked => {
+                let parts: Vec<String> = self.stack.iter().map(|s| metrics::lookup(s).short).collect();
+                format!("{} ({}) by {}", metrics::lookup(self.y_key()).name, parts.join(" + "), x.to_lowercase())
+            }
+            Kind::Lines => format!("{y} vs {}", x.to_lowercase()),
         }
     }
-    let mut series: Vec<(String, Vec<(f64, f64)>)> = vec![];
-    for (r, x) in rows.iter().zip(&xs) {
-        let Some(y) = r.metric(&spec.y) else { continue };
-        let xv = if numeric { x.parse::<f64>()? } else { names.iter().position(|n| n == x).unwrap_or(0) as f64 };
-        let xv = if spec.log_x { xv.max(f64::MIN_POSITIVE).log2() } else { xv };
-        let name = series_name(spec, r);
-        match series.iter_mut().find(|(n, _)| *n == name) {
-            Some((_, pts)) => pts.push((xv, y)),
-            None => series.push((name, vec![(xv, y)])),
+
+    /// Check the spec's fields fit its kind; the error names the field to fix.
+    pub fn validate(&self) -> Result<()> {
+        match self.kind {
+            Kind::Stacked if self.stack.is_empty() => {
+                bail!("a `stacked` figure needs `stack`, e.g. [\"derived.cycles_processing\", \"cycles.phases.sync\"]")
+            }
+            Kind::Lines if self.y.is_empty() => bail!("a `lines` figure needs `y`, a metric column of results.csv"),
+            Kind::Lines if self.x.is_empty() => bail!("a `lines` figure needs `x`, a parameter or metric column"),
+            _ => Ok(()),
         }
     }
-    if series.is_empty() {
-        bail!("figure '{}': no row has a numeric `{}`; check the column names in results.csv", spec.title(), spec.y);
+
+    /// The name of `row`'s line: the values of the spec's series columns, in words.
+    fn series_name(&self, row: &Row) -> String {
+        self.series.split(',').map(|c| legend_part(c.trim(), &row.text(c.trim()))).collect::<Vec<_>>().join(", ")
     }
-    for (_, pts) in &mut series {
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+
+    /// The points to draw over `rows`, with `published` (the claim's points, if any) beside them.
+    pub fn plot(&self, rows: &[Row], published: &[Published], paper: &str) -> Result<Plot> {
+        self.validate()?;
+        let only = self.only.clone().map(Select::Params);
+        let rows: Vec<&Row> = rows.iter().filter(|r| only.as_ref().is_none_or(|s| s.matches(r))).collect();
+        if rows.is_empty() {
+            bail!("figure '{}': no row matches `only`; check its parameter values", self.title());
+        }
+        match (self.kind, self.array()) {
+            (Kind::Stacked, _) => self.stacked(&rows),
+            (_, Some(array)) => self.along(array, &rows),
+            (_, None) => self.across(&rows, published, paper),
+        }
     }
-    Ok(Data { series, ticks: (!numeric).then_some(names) })
+
+    /// One line per row: the elements of its array metric.
+    fn along(&self, array: &str, rows: &[&Row]) -> Result<Plot> {
+        let (xk, yk) = (self.x_key(), self.y_key());
+        let raw: Vec<(String, Vec<(f64, f64)>)> = rows
+            .iter()
+            .map(|r| {
+                let field = |i: usize, f: &str| r.metric(&format!("{array}.{i}.{f}"));
+                let pts: Vec<(f64, f64)> = (0..).map_while(|i| field(i, xk).zip(field(i, yk))).collect();
+                (self.series_name(r), pts)
+            })
+            .filter(|(_, pts)| !pts.is_empty())
+            .collect();
+        if raw.is_empty() {
+            bail!("figure '{}': no row reports `{array}` with fields `{xk}` and `{yk}`", self.title());
+        }
+        let values = |f: fn(&(f64, f64)) -> f64| raw.iter().flat_map(|(_, p)| p.iter().map(f)).collect::<Vec<_>>();
+        let (xc, yc) = (self.column(xk), self.column(yk));
+        let x = Axis::numeric(&xc, xc.unit, &values(|p| p.0), self.log_x, false);
+        let y = Axis::numeric(&yc, yc.unit, &values(|p| p.1), self.log_y, true);
+        let series = raw.into_iter().map(|(name, pts)| own(name, pts.iter().map(|p| (x.at(p.0), y.at(p.1))))).collect();
+        Ok(Plot { title: self.title(), x, y, series, stacked: false })
+    }
+
+    /// One bar per category, stacking the `stack` metrics (means over the category's rows).
+    fn stacked(&self, rows: &[&Row]) -> Result<Plot> {
+        let xk = self.x_key();
+        let cats = first_appearance(rows.iter().map(|r| r.text(xk)));
+        let mean = |cat: &str, m: &str| {
+            let v: Vec<f64> = rows.iter().filter(|r| r.text(xk) == cat).filter_map(|r| r.metric(m)).collect();
+            (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+        };
+        let parts: Vec<Vec<f64>> =
+            self.stack.iter().map(|m| cats.iter().map(|c| mean(c, m).unwrap_or(0.0)).collect()).collect();
+        if self.stack.iter().all(|m| cats.iter().all(|c| mean(c, m).is_none())) {
+            bail!(
+                "figure '{}': no row has the metrics of `stack`; check the column names in results.csv",
+                self.title()
+            );
+        }
+        let totals: Vec<f64> = (0..cats.len()).map(|i| parts.iter().map(|p| p[i]).sum()).collect();
+        let yc = metrics::lookup(self.y_key());
+        let y = Axis::numeric(&yc, yc.unit, &totals, Some(false), true);
+        let x = Axis::categories(&metrics::lookup(xk), cats);
+        let series = self
+            .stack
+            .iter()
+            .zip(parts)
+            .map(|(m, p)| own(metrics::lookup(m).short, p.into_iter().enumerate().map(|(i, v)| (i as f64, y.at(v)))))
+            .collect();
+        Ok(Plot { title: self.title(), x, y, series, stacked: true })
+    }
+
+    /// One point per row, lines by series, and the paper's points for `y`.
+    fn across(&self, rows: &[&Row], published: &[Published], paper: &str) -> Result<Plot> {
+        let (xk, yk) = (self.x_key(), self.y_key());
+        let published: Vec<&Published> = published.iter().filter(|p| p.metric == yk).collect();
+        let texts: Vec<String> = rows.iter().map(|r| r.text(xk)).chain(published.iter().map(|p| p.x_text())).collect();
+        let xc = metrics::lookup(xk);
+        let x_unit =
+            if xc.unit == Unit::Rate { texts.first().map_or(Unit::Mpps, |t| Unit::of_rate(t)) } else { xc.unit };
+        let numeric = texts.iter().all(|t| metrics::parse_value(xc.unit, t).is_some());
+        let cats = first_appearance(texts.iter().cloned());
+        let x_of = |t: &str| {
+            if numeric { metrics::parse_value(xc.unit, t) } else { cats.iter().position(|c| c == t).map(|i| i as f64) }
+        };
+        let mut raw: Vec<Series> = vec![];
+        let add = |raw: &mut Vec<Series>, name: String, key: String, pt: (f64, f64), paper: bool| match raw
+            .iter_mut()
+            .find(|s| s.name == name && s.paper == paper)
+        {
+            Some(s) => s.pts.push(pt),
+            None => raw.push(Series { name, key, pts: vec![pt], paper }),
+        };
+        for r in rows {
+            if let (Some(x), Some(y)) = (x_of(&r.text(xk)), r.metric(yk)) {
+                let name = self.series_name(r);
+                add(&mut raw, name.clone(), name, (x, y), false);
+            }
+        }
+        if raw.is_empty() {
+            bail!("figure '{}': no row has a numeric `{yk}`; check the column names in results.csv", self.title());
+        }
+        for p in &published {
+            if let Some(x) = x_of(&p.x_text()) {
+                let key = p.series.clone().unwrap_or_default();
+                let sections = published_sections(&published, &key);
+                let name =
+                    if key.is_empty() { format!("{paper} {sections}") } else { format!("{key}: {paper} {sections}") };
+                add(&mut raw, name, key, (x, p.value), true);
+            }
+        }
+        let values = |f: fn(&(f64, f64)) -> f64| raw.iter().flat_map(|s| s.pts.iter().map(f)).collect::<Vec<_>>();
+        let x = if numeric {
+            let col = Resolved { unit: x_unit, ..xc.clone() };
+            let xs: Vec<f64> = values(|p| p.0);
+            Axis::numeric(&col, x_unit, &xs, self.log_x, false)
+        } else {
+            Axis::categories(&xc, cats)
+        };
+        let yc = metrics::lookup(yk);
+        let y = Axis::numeric(&yc, yc.unit, &values(|p| p.1), self.log_y, true);
+        let series = raw
+            .into_iter()
+            .map(|mut s| {
+                s.pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let at = |p: &(f64, f64)| (if x.scale == Scale::Categories { p.0 } else { x.at(p.0) }, y.at(p.1));
+                Series { pts: s.pts.iter().map(at).collect(), ..s }
+            })
+            .collect();
+        Ok(Plot { title: self.title(), x, y, series, stacked: false })
+    }
 }
 
-fn draw<DB: DrawingBackend>(root: DrawingArea<DB, plotters::coord::Shift>, spec: &FigureSpec, d: &Data) -> Result<()>
-where
-    DB::ErrorType: 'static,
-{
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing figure '{}': {e:?}", spec.title());
-    root.fill(&WHITE).map_err(err)?;
-    let all = d.series.iter().flat_map(|(_, p)| p.iter());
-    let (mut x0, mut x1, mut y1) = (f64::MAX, f64::MIN, 0f64);
-    for (x, y) in all {
-        (x0, x1, y1) = (x0.min(*x), x1.max(*x), y1.max(*y));
+/// The sections of the published points of `key`'s series, as "§2.3, §5".
+fn published_sections(published: &[&Published], key: &str) -> String {
+    let mut s: Vec<&str> = vec![];
+    for p in published.iter().filter(|p| p.series.as_deref().unwrap_or_default() == key) {
+        if !s.contains(&p.section.as_str()) {
+            s.push(&p.section);
+        }
     }
-    let pad = ((x1 - x0) * 0.05).max(0.5);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(spec.title(), ("sans-serif", 20))
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d((x0 - pad)..(x1 + pad), 0f64..(y1 * 1.1).max(1e-9))
-        .map_err(err)?;
-    let ticks = d.ticks.clone();
-    let log = spec.log_x;
-    let x_fmt = move |x: &f64| match &ticks {
-        Some(names) if (x - x.round()).abs() < 1e-6 => names.get(x.round() as usize).cloned().unwrap_or_default(),
-        Some(_) => String::new(),
-        None if log => format!("{:.0}", 2f64.powf(*x)),
-        None => format!("{x}"),
-    };
-    chart
-        .configure_mesh()
-        .x_desc(spec.x.as_str())
-        .y_desc(spec.y.as_str())
-        .x_label_formatter(&x_fmt)
-        .x_labels(d.ticks.as_ref().map_or(10, |t| t.len() * 2 + 1))
-        .draw()
-        .map_err(err)?;
-    for (i, (name, pts)) in d.series.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        chart
-            .draw_series(LineSeries::new(pts.iter().copied(), color.stroke_width(2)))
-            .map_err(err)?
-            .label(name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2)));
-        chart.draw_series(pts.iter().map(|p| Circle::new(*p, 4, color.filled()))).map_err(err)?;
-    }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperRight)
-        .draw()
-        .map_err(err)?;
-    root.present().map_err(err)
+    s.join(", ")
 }
 
-/// Register a TrueType font for figure text (plotters needs one for both backends): `$RXLAB_FONT`, else
-/// the first of a few common system fonts. Idempotent.
-pub fn load_font() -> Result<()> {
-    static LOADED: std::sync::OnceLock<std::result::Result<(), String>> = std::sync::OnceLock::new();
-    LOADED
-        .get_or_init(|| {
-            let candidates: Vec<PathBuf> = std::env::var_os("RXLAB_FONT")
-                .map(PathBuf::from)
-                .into_iter()
-                .chain(
-                    [
-                        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-                        "/usr/share/fonts/TTF/DejaVuSans.ttf",
-                        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-                        "/System/Library/Fonts/Supplemental/Arial.ttf",
-                    ]
-                    .map(PathBuf::from),
-                )
-                .collect();
-            let path = candidates.iter().find(|p| p.is_file()).ok_or_else(|| {
-                "no TrueType font for figure text: install fonts-dejavu-core or set RXLAB_FONT=/path/to/font.ttf"
-                    .to_string()
-            })?;
-            let bytes: &'static [u8] = Box::leak(std::fs::read(path).map_err(|e| e.to_string())?.into_boxed_slice());
-            plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
-                .map_err(|_| format!("{} is not a TrueType font; set RXLAB_FONT to one", path.display()))
-        })
-        .clone()
-        .map_err(anyhow::Error::msg)
+/// An rxlab series.
+fn own(name: String, pts: impl Iterator<Item = (f64, f64)>) -> Series {
+    Series { key: name.clone(), name, pts: pts.collect(), paper: false }
 }
 
-/// Draw `spec` over `rows` as `stem.svg` and `stem.png`; returns the SVG text.
-pub fn render(spec: &FigureSpec, rows: &[Row], stem: &Path) -> Result<String> {
-    load_font()?;
-    let d = data(spec, rows)?;
-    let size = (800, 480);
-    let mut svg = String::new();
-    draw(SVGBackend::with_string(&mut svg, size).into_drawing_area(), spec, &d)?;
-    let svg_path = stem.with_extension("svg");
-    std::fs::write(&svg_path, &svg).with_context(|| format!("cannot write {}", svg_path.display()))?;
-    draw(BitMapBackend::new(&stem.with_extension("png"), size).into_drawing_area(), spec, &d)?;
-    Ok(svg)
+/// Distinct values in order of first appearance.
+fn first_appearance(values: impl Iterator<Item = String>) -> Vec<String> {
+    let mut out: Vec<String> = vec![];
+    for v in values {
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
 }

@@ -10,10 +10,10 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-const STYLE: &str = "body{font-family:sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}\
+const STYLE: &str = "body{font-family:sans-serif;max-width:1280px;margin:2em auto;padding:0 1em;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:14px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\
 td:first-child,th:first-child{text-align:left}th{background:#eee}.ok{color:#06702a;font-weight:bold}\
-.miss{color:#b00020;font-weight:bold}figure{display:inline-block;margin:.5em}figcaption{font-size:13px;color:#555}\
+.miss{color:#b00020;font-weight:bold}figure{display:inline-block;margin:.3em;vertical-align:top}figcaption{font-size:13px;color:#555}\
 h2{border-bottom:2px solid #ddd;margin-top:2em}";
 
 /// The verdict cell: value, and whether it is within tolerance.
@@ -30,6 +30,14 @@ pub fn verdict_cells(v: &Verdict) -> [String; 4] {
         rx,
         format!("<span class=\"{class}\">{word} (±{:.0} %)</span>", v.tolerance * 100.0),
     ]
+}
+
+/// A link to the first figure of section `s` that shows `metric` (empty when none does).
+fn figure_link(s: &Section, metric: &str) -> String {
+    s.figures
+        .iter()
+        .position(|f| f.spec.shows(metric))
+        .map_or_else(String::new, |i| format!("<a href=\"#{}\">Fig. {}</a>", esc(&s.figures[i].id), i + 1))
 }
 
 fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
@@ -53,7 +61,7 @@ pub fn page(sections: &[Section]) -> String {
         .iter()
         .filter_map(|s| s.exp.claim.as_ref().map(|c| (s, c)))
         .flat_map(|(s, c)| {
-            s.verdicts.iter().map(move |v| {
+            s.verdicts.iter().zip(&c.check).map(move |(v, check)| {
                 let [what, paper, rx, verdict] = verdict_cells(v);
                 vec![
                     format!("<a href=\"#{}\">{}</a>", esc(&s.exp.name), esc(&format!("{} {}", c.paper, c.figure))),
@@ -61,13 +69,14 @@ pub fn page(sections: &[Section]) -> String {
                     paper,
                     rx,
                     verdict,
+                    figure_link(s, &check.metric),
                 ]
             })
         })
         .collect();
     if !claims.is_empty() {
         out.push_str("<h2>Claims: the paper's value next to rxlab's</h2>\n");
-        let header = ["claim", "ratio", "paper", "rxlab", "verdict"].map(String::from);
+        let header = ["claim", "ratio", "paper", "rxlab", "verdict", "figure"].map(String::from);
         table(&mut out, &header, &claims);
     }
     for s in sections {
@@ -81,30 +90,38 @@ pub fn page(sections: &[Section]) -> String {
         );
         if let Some(c) = &s.exp.claim {
             _ = writeln!(out, "<p><b>{} {}:</b> {}</p>", esc(&c.paper), esc(&c.figure), esc(&c.text));
-            let rows: Vec<Vec<String>> = s.verdicts.iter().map(|v| verdict_cells(v).to_vec()).collect();
-            table(&mut out, &["ratio", "paper", "rxlab", "verdict"].map(String::from), &rows);
+            let rows: Vec<Vec<String>> = s
+                .verdicts
+                .iter()
+                .zip(&c.check)
+                .map(|(v, check)| verdict_cells(v).into_iter().chain([figure_link(s, &check.metric)]).collect())
+                .collect();
+            table(&mut out, &["ratio", "paper", "rxlab", "verdict", "figure"].map(String::from), &rows);
         }
         for f in &s.figures {
+            let pdf = f.png.strip_suffix(".png").map_or_else(|| f.png.clone(), |s| format!("{s}.pdf"));
             _ = writeln!(
                 out,
-                "<figure>{}<figcaption>{} (<a href=\"{}\">PNG</a>)</figcaption></figure>",
+                "<figure id=\"{}\">{}<figcaption>{} (<a href=\"{}\">PNG</a>, <a href=\"{}\">PDF</a>)</figcaption></figure>",
+                esc(&f.id),
                 f.svg,
                 esc(&f.title),
-                esc(&f.png)
+                esc(&f.png),
+                esc(&pdf)
             );
         }
         let params = varying_params(&s.rows);
         let columns = columns(&s.rows);
         let mut header = vec!["point".to_string()];
         header.extend(params.iter().cloned());
-        header.extend(columns.iter().map(|c| c.header.to_string()));
+        header.extend(columns.iter().map(|c| c.header()));
         let rows: Vec<Vec<String>> = s
             .rows
             .iter()
             .map(|r| {
                 let mut line = vec![esc(&r.label())];
                 line.extend(params.iter().map(|p| esc(&r.text(p))));
-                line.extend(columns.iter().map(|c| (c.value)(r)));
+                line.extend(columns.iter().map(|c| c.value(r)));
                 line
             })
             .collect();

@@ -1,8 +1,14 @@
-//! `rxlab report DIR`: figures (SVG and PNG) and one self-contained `report.html` for a sweep's results
-//! directory, or for a directory of them (what `rxlab reproduce` writes).
+//! `rxlab report DIR`: figures (SVG, PNG and PDF) and one self-contained `report.html` for a sweep's
+//! results directory, or for a directory of them (what `rxlab reproduce` writes).
 
+pub mod axis;
+pub mod draw;
 pub mod figures;
+pub mod font;
 mod html;
+pub mod metrics;
+pub mod pdf;
+pub mod style;
 
 use crate::claim::Verdict;
 use crate::experiment::Experiment;
@@ -10,6 +16,7 @@ use crate::results::{self, EXPERIMENT_FILE, Row};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use figures::FigureSpec;
+use plotters::prelude::{BitMapBackend, IntoDrawingArea, SVGBackend};
 use std::path::{Path, PathBuf};
 
 /// Arguments of `rxlab report`.
@@ -21,12 +28,16 @@ pub struct ReportArgs {
 
 /// One drawn figure.
 pub struct Figure {
+    /// Anchor in the page (`EXPERIMENT-fig-N`).
+    pub id: String,
     /// Caption.
     pub title: String,
     /// The SVG, inlined into the page.
     pub svg: String,
-    /// The PNG's path relative to the page.
+    /// The PNG's path relative to the page (the PDF's is the same with `.pdf`).
     pub png: String,
+    /// The spec it was drawn from.
+    pub spec: FigureSpec,
 }
 
 /// One experiment's part of the report.
@@ -77,18 +88,43 @@ pub fn section(dir: &Path, page_dir: &Path) -> Result<Section> {
     };
     let fig_dir = dir.join("figures");
     std::fs::create_dir_all(&fig_dir)?;
+    let (published, paper) = exp.claim.as_ref().map_or((&[][..], ""), |c| (&c.published[..], c.paper.as_str()));
     let figures = specs
         .iter()
         .enumerate()
         .map(|(i, spec)| {
-            let stem = fig_dir.join(format!("{}-{}", exp.name, i + 1));
-            let svg = figures::render(spec, &rows, &stem)?;
+            let name = format!("{}-{}", exp.name, i + 1);
+            let stem = fig_dir.join(&name);
+            let plot = spec.plot(&rows, published, paper).map_err(|e| anyhow::anyhow!("{}: {e:#}", path.display()))?;
+            let svg = write_figure(&plot, &stem)?;
             let png = stem.with_extension("png");
             let rel = png.strip_prefix(page_dir).unwrap_or(&png).display().to_string();
-            Ok(Figure { title: spec.title(), svg, png: rel })
+            Ok(Figure {
+                id: format!("{}-fig-{}", exp.name, i + 1),
+                title: plot.title,
+                svg,
+                png: rel,
+                spec: spec.clone(),
+            })
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(Section { exp, rows, verdicts, figures })
+}
+
+/// Draw `plot` as `stem.svg`, `stem.png` and `stem.pdf`; returns the SVG text.
+pub fn write_figure(plot: &figures::Plot, stem: &Path) -> Result<String> {
+    font::load()?;
+    let size = draw::size(plot);
+    let mut svg = String::new();
+    draw::draw(SVGBackend::with_string(&mut svg, size).into_drawing_area(), plot)?;
+    let write = |ext: &str, bytes: &[u8]| {
+        let p = stem.with_extension(ext);
+        std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))
+    };
+    write("svg", svg.as_bytes())?;
+    write("pdf", &pdf::from_svg(&svg, &plot.title)?)?;
+    draw::draw(BitMapBackend::new(&stem.with_extension("png"), size).into_drawing_area(), plot)?;
+    Ok(svg)
 }
 
 /// Render `dir`'s report; returns the page's path.
@@ -102,6 +138,101 @@ pub fn render(dir: &Path) -> Result<PathBuf> {
 /// Run `rxlab report`.
 pub fn run(a: ReportArgs) -> Result<()> {
     let page = render(&a.dir)?;
-    println!("wrote {} (figures as SVG and PNG under figures/)", page.display());
+    println!("wrote {} (figures as SVG, PNG and PDF under figures/)", page.display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::figures::{FigureSpec, Kind};
+    use super::*;
+    use crate::claim::Published;
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+
+    /// A row of design `label` at ring `ring` with a few metrics, a timeline and a latency CDF.
+    fn row(label: &str, ring: u32, latency_ns: f64) -> Row {
+        let mut metrics: BTreeMap<String, Value> = BTreeMap::from([
+            ("latency.mean".to_string(), latency_ns.into()),
+            ("derived.cycles_processing".to_string(), 1800.0.into()),
+            ("cycles.phases.sync".to_string(), 150.0.into()),
+            ("cycles.total".to_string(), 1950.0.into()),
+        ]);
+        for i in 0..10 {
+            metrics.insert(format!("timeline.{i}.t_us"), (i as f64 * 1000.0).into());
+            metrics.insert(format!("timeline.{i}.occupancy"), (0.1 * i as f64).into());
+            metrics.insert(format!("latency_cdf.{i}.ns"), (latency_ns * (1.0 + i as f64)).into());
+            metrics.insert(format!("latency_cdf.{i}.q"), (i as f64 / 9.0).into());
+        }
+        let params = BTreeMap::from([("label".to_string(), label.into()), ("ring".to_string(), ring.into())]);
+        Row { index: 0, id: String::new(), params, metrics, error: None, build: String::new() }
+    }
+
+    fn rows() -> Vec<Row> {
+        [64, 1024, 4096]
+            .into_iter()
+            .flat_map(|r| [row("privRing", r, 25_000.0 * f64::from(r) / 64.0), row("rxBisect", r, 20_000.0)])
+            .collect()
+    }
+
+    fn spec(text: &str) -> FigureSpec {
+        toml::from_str(text).unwrap()
+    }
+
+    /// Draw `spec` into a temporary directory; returns the SVG and the PDF's bytes.
+    fn render(spec: &FigureSpec, published: &[Published]) -> (String, Vec<u8>) {
+        let d = tempfile::tempdir().unwrap();
+        let plot = spec.plot(&rows(), published, "rxBisect (001)").unwrap();
+        for s in &plot.series {
+            for (x, y) in &s.pts {
+                assert!(plot.x.range.0 <= *x && *x <= plot.x.range.1, "{}: x {x} outside {:?}", s.name, plot.x.range);
+                assert!(plot.y.range.0 <= *y && *y <= plot.y.range.1, "{}: y {y} outside {:?}", s.name, plot.y.range);
+            }
+        }
+        let stem = d.path().join("f");
+        let svg = write_figure(&plot, &stem).unwrap();
+        assert!(stem.with_extension("png").is_file());
+        (svg, std::fs::read(stem.with_extension("pdf")).unwrap())
+    }
+
+    #[test]
+    fn lines_have_named_unit_bearing_axes_and_the_papers_points() {
+        let published: Published =
+            toml::from_str("metric = 'latency.mean'\nx = 4096\nseries = 'privRing'\nvalue = 2.5e6\nsection = '§2'")
+                .unwrap();
+        let (svg, pdf) = render(&spec("x = 'ring'\ny = 'latency.mean'"), &[published]);
+        for needle in ["Mean latency", "Ring size", "1 Ki", "4 Ki", "privRing: rxBisect (001) §2"] {
+            assert!(svg.contains(needle), "SVG lacks {needle:?}");
+        }
+        assert!(svg.contains("(ms)") || svg.contains("(µs)"), "latency axis in SI units");
+        assert!(!svg.contains("25000"), "raw nanoseconds on a tick");
+        assert!(pdf.starts_with(b"%PDF"));
+    }
+
+    #[test]
+    fn stacked_cdf_and_timeline_kinds_render() {
+        let stacked =
+            spec("kind = 'stacked'\ny = 'cycles.total'\nstack = ['derived.cycles_processing', 'cycles.phases.sync']");
+        assert_eq!(stacked.kind, Kind::Stacked);
+        let (svg, pdf) = render(&stacked, &[]);
+        assert!(svg.contains("Cycles per packet (processing + sync)") && svg.contains("\nsync\n"), "stacked: {svg}");
+        assert!(svg.contains("<rect"), "bars");
+        assert!(pdf.starts_with(b"%PDF"));
+        let (svg, _) = render(&spec("kind = 'cdf'\nonly = { ring = 64 }"), &[]);
+        assert!(
+            svg.contains("Latency CDF") && svg.contains("Cumulative share of packets (%)") && svg.contains("(µs)"),
+            "cdf"
+        );
+        let (svg, _) = render(&spec("kind = 'timeline'\nseries = 'label,ring'"), &[]);
+        assert!(svg.contains("Ring occupancy (%)") && svg.contains("Time since start (ms)"), "timeline");
+        assert!(svg.contains("privRing, ring 1 Ki"), "legend in words");
+    }
+
+    #[test]
+    fn a_figure_missing_what_its_kind_needs_names_the_field() {
+        let e = spec("kind = 'stacked'").validate().unwrap_err().to_string();
+        assert!(e.contains("`stack`"), "{e}");
+        let e = spec("x = 'ring'").validate().unwrap_err().to_string();
+        assert!(e.contains("`y`"), "{e}");
+    }
 }
