@@ -201,6 +201,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 ensogen: p.ensogen.unwrap_or(false),
                 duration: duration_v,
                 warmup,
+                nic_threads: p.nic_threads.unwrap_or(1),
             })))
         }
         Engine::Sim => {

@@ -103,6 +103,26 @@ impl Prebuilt {
         Prebuilt { frames, flows: flows + 1, payload_at: common(&offsets), feed: Feed::Memory, next: 0 }
     }
 
+    /// The shares of `ports` NIC ports: flow `f`'s frames go to port `f % ports`, in order, so each port
+    /// sends whole flows, as a load generator with one link per NIC does. A port may get no frame (fewer
+    /// flows than ports).
+    pub fn split(self, ports: usize) -> Vec<Prebuilt> {
+        let mut shares: Vec<Vec<Frame>> = (0..ports).map(|_| Vec::new()).collect();
+        for f in self.frames {
+            shares[f.flow as usize % ports].push(f);
+        }
+        shares
+            .into_iter()
+            .map(|frames| Prebuilt {
+                frames,
+                flows: self.flows,
+                payload_at: self.payload_at,
+                feed: Feed::Memory,
+                next: 0,
+            })
+            .collect()
+    }
+
     /// Largest frame.
     pub fn max_len(&self) -> usize {
         self.frames.iter().map(|f| f.bytes.len()).max().unwrap_or(0)
