@@ -162,6 +162,10 @@ pub struct NicParams {
     pub prefetch: u32,
     /// On-NIC memory in bytes (nicmem, paper 002).
     pub memory: usize,
+    /// The NIC is a software thread on a core of its own (the live engine's, rxBisect §5): its writes
+    /// leave lines modified in that core, so a worker's first read of one pays the core-to-core
+    /// transfer rather than DDIO's LLC hit. Off for hardware NICs.
+    pub software: bool,
 }
 
 /// A machine: cores, caches, DDIO, DRAM, PCIe and NIC.
@@ -365,6 +369,7 @@ impl Profile {
                 prefetch: 8,
                 // source: [P2] ConnectX-5 exposes 256 KiB of on-NIC memory to software (nicmem §5).
                 memory: 256 << 10,
+                software: false,
             },
             noise: linux_noise(),
         }
@@ -401,6 +406,7 @@ impl Profile {
                 prefetch: 8,
                 // source: no on-NIC memory exposed in paper 004.
                 memory: 0,
+                software: false,
             },
             noise: linux_noise(),
         }
@@ -438,6 +444,7 @@ impl Profile {
                 prefetch: 8,
                 // source: the XL710 exposes no on-NIC memory.
                 memory: 0,
+                software: false,
             },
             noise: linux_noise(),
         }
@@ -461,6 +468,8 @@ impl Profile {
         p.cpu.llc_slices = None;
         p.cpu.llc_policy = Policy::Lru;
         p.ddio_ways = p.ddio_ways.min(p.cpu.llc.ways);
+        // The live engine this profile predicts has a software NIC thread (issue 18).
+        p.nic.software = true;
         p.validate()?;
         Ok(p)
     }
