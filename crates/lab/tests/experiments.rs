@@ -364,4 +364,5 @@ fn nic_threads_reach_the_live_engine() {
     assert_eq!(v["nic_threads"], 2);
     fails(&["run", "--iface", "corec", "--cores", "2", "--nic-threads", "2"], &["--nic-threads", "corec"]);
     fails(&["run", "--cores", "3", "--nic-threads", "2"], &["--nic-threads", "multiple of 2"]);
+    fails(&["run", "--engine", "sim", "--nic-threads", "2"], &["--nic-threads", "simulator"]);
 }
