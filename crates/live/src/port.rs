@@ -11,6 +11,7 @@ use crate::source::Prebuilt;
 use crate::worker::WorkerStats;
 use ifaces::invariants::{RunCounts, check_buffers};
 use ifaces::{Arena, Design, DeviceSide, IfaceConfig, SharedPool};
+use measure::{FlowOrderReport, LatencySummary, ReorderReport};
 use std::sync::Arc;
 use wire::IndirectionTable;
 
@@ -73,5 +74,38 @@ impl<D: Design> Port<D> {
             .map_err(|v| LiveError::Invariant(v.to_string()))?;
         held.push("no-leak");
         Ok(held.into_iter().map(String::from).collect())
+    }
+}
+
+/// The ports' receive ends together, as one load generator receiving from every port measures them.
+#[derive(Debug)]
+pub struct Received {
+    /// Latency of packets sent inside the window, every port's samples.
+    pub latency: LatencySummary,
+    /// RFC 4737 reordering, each port's sequence numbers a stream of its own.
+    pub reordering: ReorderReport,
+    /// Reordering within each flow.
+    pub flow_reordering: FlowOrderReport,
+    /// Packets sent inside the window and received.
+    pub window_packets: u64,
+    /// Their bytes (FCS excluded).
+    pub window_bytes: u64,
+}
+
+impl Received {
+    /// What the receive ends of `ports` (at least one) measured.
+    pub fn of<D: Design>(ports: &[Port<D>]) -> Received {
+        let (first, rest) = ports.split_first().expect("at least one port");
+        let mut latency = first.sink.latency.clone();
+        let (mut reordering, mut flow_reordering) = (first.sink.reorder.report(), first.sink.flow_order.report());
+        let (mut window_packets, mut window_bytes) = (first.sink.window_packets, first.sink.window_bytes);
+        for p in rest {
+            latency.merge(&p.sink.latency);
+            reordering.merge(&p.sink.reorder.report());
+            flow_reordering.merge(&p.sink.flow_order.report());
+            (window_packets, window_bytes) =
+                (window_packets + p.sink.window_packets, window_bytes + p.sink.window_bytes);
+        }
+        Received { latency: latency.summary(), reordering, flow_reordering, window_packets, window_bytes }
     }
 }

@@ -5,7 +5,7 @@ use crate::control::AbortOnPanic;
 use crate::nic::{NicStats, Pace, Schedule, nic_loop};
 use crate::offcpu;
 use crate::pin;
-use crate::port::Port;
+use crate::port::{Port, Received};
 use crate::report::{CoreReport, LiveReport};
 use crate::source::Prebuilt;
 use crate::worker::{WorkerStats, worker_loop};
@@ -236,16 +236,7 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     let sum = |f: fn(&NicStats) -> u64| nics.iter().map(f).sum::<u64>();
     let mut drops = ifaces::Drops::default();
     nics.iter().for_each(|n| drops.merge(&n.drops));
-    let (sink, rest) = port.split_first_mut().expect("at least one port");
-    let (mut latency, mut reordering, mut flow_reordering) =
-        (sink.sink.latency.clone(), sink.sink.reorder.report(), sink.sink.flow_order.report());
-    let (mut window_packets, mut window_bytes) = (sink.sink.window_packets, sink.sink.window_bytes);
-    for p in rest.iter() {
-        latency.merge(&p.sink.latency);
-        reordering.merge(&p.sink.reorder.report());
-        flow_reordering.merge(&p.sink.flow_order.report());
-        (window_packets, window_bytes) = (window_packets + p.sink.window_packets, window_bytes + p.sink.window_bytes);
-    }
+    let got = Received::of(&port);
     Ok(LiveReport {
         engine: "live",
         design: D::NAME.to_string(),
@@ -257,12 +248,12 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
         frame_len: mean_frame_len(&port),
         seconds,
         offered: rate(sum(|n| n.window_offered), sum(|n| n.window_offered_bytes)),
-        throughput: rate(window_packets, window_bytes),
+        throughput: rate(got.window_packets, got.window_bytes),
         drops: drops.by_name(),
         drop_ratio: drops.total() as f64 / sum(|n| n.offered).max(1) as f64,
-        latency: latency.summary(),
-        reordering,
-        flow_reordering,
+        latency: got.latency,
+        reordering: got.reordering,
+        flow_reordering: got.flow_reordering,
         occupancy: nics.iter().map(|n| n.occupancy).sum::<f64>() / ports as f64,
         per_core: workers.iter().map(CoreReport::from).collect(),
         device: device_metrics(&port),
