@@ -140,3 +140,23 @@ fn common(offsets: &[usize]) -> Option<usize> {
     let first = *offsets.first()?;
     offsets.iter().all(|&o| o == first).then_some(first)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_gives_each_port_whole_flows_in_order() {
+        let src = Prebuilt::generate(&GenConfig { flows: 5, ..GenConfig::default() }).unwrap();
+        let (total, flows) = (src.frames.len(), src.flows);
+        let order: Vec<u32> = src.frames.iter().map(|f| f.flow).collect();
+        let shares = src.split(2);
+        assert_eq!(shares.iter().map(|s| s.frames.len()).sum::<usize>(), total);
+        for (k, share) in shares.iter().enumerate() {
+            assert!(share.frames.iter().all(|f| f.flow as usize % 2 == k));
+            assert_eq!(share.flows, flows);
+            let mine: Vec<u32> = order.iter().copied().filter(|f| *f as usize % 2 == k).collect();
+            assert_eq!(share.frames.iter().map(|f| f.flow).collect::<Vec<_>>(), mine);
+        }
+    }
+}
