@@ -110,6 +110,8 @@ impl Claim {
 impl Design for Corec {
     const NAME: &'static str = "corec";
     const PER_FLOW_ORDER: bool = false;
+    const ONE_PORT: Option<&'static str> =
+        Some("COREC's cores all claim batches from one shared queue (003 §3.4); a port per NIC thread would split it");
     const WAKE: crate::design::Wake = crate::design::Wake::AllCores;
     type Device = CorecDevice;
     type Driver = CorecDriver;

@@ -315,6 +315,9 @@ pub trait Design {
     const PER_FLOW_ORDER: bool = true;
     /// Which cores a delivery to a queue concerns, so an engine can wake sleeping cores (the simulator).
     const WAKE: Wake = Wake::OwnCore;
+    /// Why the device side cannot be split over several NIC ports, each with its own share of the
+    /// cores (the live engine's `--nic-threads`), if it cannot.
+    const ONE_PORT: Option<&'static str> = None;
     /// The NIC side.
     type Device: DeviceSide;
     /// One core's side.

@@ -2,7 +2,8 @@
 //! receive path between two threads ([`live::handoff`]), as ns per packet and as ratios to the two
 //! floors, an SPSC ring of packet pointers and one of whole 64 B frames, all timed in the same run.
 //! Rounds interleave every path, so a machine that slows down mid-run slows all of them, and the table
-//! gives each path's median round.
+//! gives each path's median round. `--vs-sim` compares the live engine with the simulator instead
+//! ([`crate::vs_sim`]).
 
 use anyhow::{Result, bail};
 use clap::Args;
@@ -32,6 +33,15 @@ pub struct BenchArgs {
     /// privRing: completions as 8-byte mini-CQEs (NVIDIA CQE compression, rxBisect §4.3 [32, 33]).
     #[arg(long)]
     cqe_compress: bool,
+    /// The one-thread column's worker also runs the echo app and transmits, and its device side sends:
+    /// the driver side is then a worker's receive + transmit per packet (`bench/peers.sh` sets it
+    /// against DPDK testpmd's io forwarding).
+    #[arg(long)]
+    echo: bool,
+    /// Instead: the live engine's cost per packet against the simulator's `this-machine` prediction, for
+    /// privRing, rxBisect, COREC and Ensō with echo and one worker.
+    #[arg(long)]
+    vs_sim: bool,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -69,6 +79,7 @@ struct Bench {
     burst: usize,
     ring: u32,
     cqe_compress: bool,
+    echo: bool,
     frame_len: usize,
     paths: Vec<Row>,
 }
@@ -84,6 +95,15 @@ pub fn run(args: BenchArgs) -> Result<()> {
     }
     if args.rounds == 0 {
         bail!("--rounds: must be at least 1");
+    }
+    if args.vs_sim {
+        let (ghz, rows) = crate::vs_sim::compare(args.rounds, 1.0)?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&rows)?);
+        } else {
+            crate::vs_sim::print(args.rounds, ghz, &rows);
+        }
+        return Ok(());
     }
     let cfg =
         IfaceConfig { ring: args.ring, burst: args.burst, cqe_compress: args.cqe_compress, ..IfaceConfig::default() };
@@ -108,7 +128,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
                 POINTERS => time_pointers(args.packets, cfg.burst),
                 FRAMES => time_frames(args.packets, cfg.burst),
                 design => {
-                    let (device, driver) = time_named_one_thread(design, &cfg, args.packets)?;
+                    let (device, driver) = time_named_one_thread(design, &cfg, args.packets, args.echo)?;
                     alone.push((per_packet(device, args.packets), per_packet(driver, args.packets)));
                     time_named(design, &cfg, args.packets)?
                 }
@@ -141,6 +161,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         burst: cfg.burst,
         ring: cfg.ring.get(),
         cqe_compress: cfg.cqe_compress,
+        echo: args.echo,
         frame_len: live::handoff::FRAME.len() + wire::frame::FCS_LEN,
         paths: rows,
     };
@@ -157,7 +178,7 @@ fn per_packet(took: Duration, packets: u64) -> f64 {
 }
 
 /// Sorts `s` and returns its median.
-fn median(s: &mut [f64]) -> f64 {
+pub fn median(s: &mut [f64]) -> f64 {
     s.sort_by(f64::total_cmp);
     let n = s.len();
     if n % 2 == 1 { s[n / 2] } else { (s[n / 2 - 1] + s[n / 2]) / 2.0 }
@@ -176,7 +197,12 @@ fn print_table(b: &Bench) {
     let w = b.paths.iter().map(|r| r.path.len()).max().unwrap_or(0).max(4);
     println!(
         "  {:<w$}  {:>9}  {:>9}  {:>14}  {:>12}  {:>26}",
-        "path", "ns/packet", "min", "x pointer ring", "x frame ring", "one thread: device + driver"
+        "path",
+        "ns/packet",
+        "min",
+        "x pointer ring",
+        "x frame ring",
+        if b.echo { "one thread, echo: dev + drv" } else { "one thread: device + driver" }
     );
     for r in &b.paths {
         let alone = r

@@ -22,6 +22,7 @@ mod run;
 mod sweep;
 mod trace;
 mod traffic_args;
+mod vs_sim;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;

@@ -162,6 +162,10 @@ pub struct Params {
     /// Chaotic Ensō: largest gap between messages, in 64 B quanta (§7.2.3) [default: 4].
     #[arg(long)]
     pub enso_chaotic_gap: Option<u32>,
+    /// Live engine: software NIC threads, each an emulated port with its share of the traffic (split by
+    /// flow), of the workers (--cores must be a multiple) and its own RSS and device side [default: 1].
+    #[arg(long)]
+    pub nic_threads: Option<usize>,
     /// Live engine: the NIC thread sends the trace from pre-filled Ensō TX pipes, EnsōGen-style (Ensō
     /// Appendix B) [default: false].
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]

@@ -201,6 +201,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 ensogen: p.ensogen.unwrap_or(false),
                 duration: duration_v,
                 warmup,
+                nic_threads: p.nic_threads.unwrap_or(1),
             })))
         }
         Engine::Sim => {
@@ -209,6 +210,9 @@ pub fn build(p: &Params) -> Result<Config> {
             }
             if rate == "max" {
                 bail!("invalid --rate: `max` is the live NIC thread's pace; give the simulator a rate, e.g. 200G");
+            }
+            if p.nic_threads.is_some_and(|n| n != 1) {
+                bail!("invalid --nic-threads: the live engine's software NIC threads; the simulator models one NIC");
             }
             Ok(Config::Sim(Box::new(sim::SimConfig {
                 profile: get(&p.profile, "profile")?.clone(),

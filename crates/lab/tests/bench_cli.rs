@@ -43,6 +43,19 @@ fn mini_cqes_are_a_flag_of_the_run() {
 }
 
 #[test]
+fn echo_times_every_design_receive_and_transmit() {
+    let out = rxlab(&["bench", "--packets", "20000", "--rounds", "1", "--echo", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["echo"], true);
+    let designs = &v["paths"].as_array().unwrap()[2..];
+    assert_eq!(designs.len(), ifaces::DESIGN_NAMES.len());
+    for d in designs {
+        assert!(d["one_thread_ns_per_packet"]["driver"].as_f64().unwrap() > 0.0, "{d}");
+    }
+}
+
+#[test]
 fn bad_input_is_one_line_and_exit_2() {
     for (args, needle) in [
         (&["bench", "--iface", "ring9"][..], "--iface"),

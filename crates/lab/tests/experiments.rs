@@ -355,3 +355,14 @@ fn noise_and_trains_reach_the_run_and_bad_ones_name_the_flag() {
     fails(&["run", "--engine", "sim", "--noise-horizon", "1us"], &["--noise-horizon"]);
     fails(&["jitter", "--duration", "0s"], &["--duration"]);
 }
+
+/// `--nic-threads` reaches the live engine: two ports run and say so, and what cannot be split names the flag.
+#[test]
+fn nic_threads_reach_the_live_engine() {
+    let out = ok(&["run", "--cores", "2", "--nic-threads", "2", "--duration", "100ms", "--warmup", "20ms", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["nic_threads"], 2);
+    fails(&["run", "--iface", "corec", "--cores", "2", "--nic-threads", "2"], &["--nic-threads", "corec"]);
+    fails(&["run", "--cores", "3", "--nic-threads", "2"], &["--nic-threads", "multiple of 2"]);
+    fails(&["run", "--engine", "sim", "--nic-threads", "2"], &["--nic-threads", "simulator"]);
+}

@@ -4,14 +4,19 @@
 //! same way with an SPSC ring (`rtrb`): one of packet pointers (handing a packet over) and one of whole
 //! 64 B frames (moving its bytes). `rxlab bench` and the `rx_path` criterion bench both time these.
 //! [`time_one_thread`] runs both sides of a design on this one thread, a burst at a time, and times each:
-//! the code's own cost, without the cross-core transfers.
+//! the code's own cost, without the cross-core transfers; with the echo app its driver side is a
+//! worker's receive + transmit, what DPDK's testpmd io forwarding does per packet (`bench/peers.sh`).
 
+use apps::{AnyApp, App, AppParams};
 use ifaces::{Arena, BufLayout, ConfigError, CoreCtx, Design, DeviceSide, DriverSide, IfaceConfig, Probe, SharedPool};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The frame the NIC side delivers: a minimum Ethernet frame without its FCS.
 pub const FRAME: [u8; 60] = [0x5a; 60];
+
+/// Most packets the device side sends per call (the live NIC thread's budget).
+const TX_BUDGET: usize = 64;
 
 /// A design built for one core over a pool of its own: the pool, the device side and the driver side.
 type OneCore<D> = (Arc<SharedPool>, <D as Design>::Device, <D as Design>::Driver);
@@ -58,17 +63,24 @@ pub fn time_design<D: Design, P: Probe + Default>(cfg: &IfaceConfig, n: u64) -> 
 }
 
 /// Time `n` packets through design `D` with both sides on this thread: the device side takes up to a
-/// burst of frames, then the driver side receives them and frees them. Returns the time each side took
-/// (the clock is read twice per burst).
+/// burst of frames, then the driver side receives them and frees them, or with `echo` runs the echo app
+/// on them and transmits them, and the device side sends what was transmitted (to nowhere). Returns the
+/// time each side took (the clock is read three times per burst).
 pub fn time_one_thread<D: Design, P: Probe + Default>(
     cfg: &IfaceConfig,
     n: u64,
+    echo: bool,
 ) -> Result<(Duration, Duration), ConfigError> {
     let (pool, mut dev, mut drv) = one_core::<D>(cfg)?;
     let core = CoreCtx::new(0, cfg.cache, &pool);
+    let mut app = match echo {
+        true => AnyApp::for_cores("echo", &AppParams::new(), 1).expect("echo takes no parameter").pop(),
+        false => None,
+    };
     let mut p = P::default();
-    let mut rx = Vec::with_capacity(cfg.burst);
+    let (mut rx, mut tx) = (Vec::with_capacity(cfg.burst), Vec::with_capacity(cfg.burst));
     let (mut sent, mut got, mut device, mut driver) = (0, 0, Duration::ZERO, Duration::ZERO);
+    let mut wire = |_: &[u8]| {};
     while got < n {
         let t0 = Instant::now();
         let mut k = 0;
@@ -77,12 +89,21 @@ pub fn time_one_thread<D: Design, P: Probe + Default>(
         }
         let t1 = Instant::now();
         let received = drv.rx_burst(&mut p, &core, &mut rx, cfg.burst);
-        rx.clear();
+        match &mut app {
+            Some(app) => {
+                app.process(&mut p, &core, &mut rx, &mut tx);
+                drv.tx_burst(&mut p, &core, &mut tx);
+            }
+            None => rx.clear(),
+        }
         let t2 = Instant::now();
-        assert!(k + received > 0, "{}: neither side made progress on one thread", D::NAME);
+        let left = if echo { dev.tx(&mut p, &mut wire, TX_BUDGET) } else { 0 };
+        let t3 = Instant::now();
+        assert!(k + received + left > 0, "{}: neither side made progress on one thread", D::NAME);
         got += received as u64;
-        (device, driver) = (device + (t1 - t0), driver + (t2 - t1));
+        (device, driver) = (device + (t1 - t0) + (t3 - t2), driver + (t2 - t1));
     }
+    while dev.tx(&mut p, &mut wire, TX_BUDGET) > 0 {}
     drv.teardown(&core);
     Ok((device, driver))
 }
@@ -132,8 +153,13 @@ pub fn time_named(name: &str, cfg: &IfaceConfig, n: u64) -> Result<Duration, Con
 }
 
 /// [`time_one_thread`] for the design named `name` with the live engine's probe.
-pub fn time_named_one_thread(name: &str, cfg: &IfaceConfig, n: u64) -> Result<(Duration, Duration), ConfigError> {
-    ifaces::with_design!(name, D => time_one_thread::<D, ifaces::NoProbe>(cfg, n))?
+pub fn time_named_one_thread(
+    name: &str,
+    cfg: &IfaceConfig,
+    n: u64,
+    echo: bool,
+) -> Result<(Duration, Duration), ConfigError> {
+    ifaces::with_design!(name, D => time_one_thread::<D, ifaces::NoProbe>(cfg, n, echo))?
 }
 
 #[cfg(test)]
@@ -147,7 +173,10 @@ mod tests {
         assert!(time_frames(5000, 32) > Duration::ZERO);
         for name in ifaces::DESIGN_NAMES {
             time_named(name, &cfg, 5000).unwrap_or_else(|e| panic!("{name}: {e}"));
-            time_named_one_thread(name, &cfg, 5000).unwrap_or_else(|e| panic!("{name} on one thread: {e}"));
+            for echo in [false, true] {
+                time_named_one_thread(name, &cfg, 5000, echo)
+                    .unwrap_or_else(|e| panic!("{name} on one thread, echo {echo}: {e}"));
+            }
         }
         assert_eq!(time_named("ring9", &cfg, 10).unwrap_err().option, "iface");
     }

@@ -77,6 +77,8 @@ pub struct LiveReport {
     pub app: String,
     /// Worker cores.
     pub cores: usize,
+    /// Software NIC threads, one emulated port each.
+    pub nic_threads: usize,
     /// Receive ring size.
     pub ring: u32,
     /// Burst size.
@@ -124,8 +126,8 @@ impl fmt::Display for LiveReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             f,
-            "live run: {} / {} on {} core(s), ring {}, burst {}, {:.0} B frames, {:.2} s measured",
-            self.design, self.app, self.cores, self.ring, self.burst, self.frame_len, self.seconds
+            "live run: {} / {} on {} core(s), {} NIC thread(s), ring {}, burst {}, {:.0} B frames, {:.2} s measured",
+            self.design, self.app, self.cores, self.nic_threads, self.ring, self.burst, self.frame_len, self.seconds
         )?;
         writeln!(f, "  offered     {:>9.3} Mpps {:>8.3} Gbps", self.offered.mpps, self.offered.gbps_wire)?;
         writeln!(f, "  throughput  {:>9.3} Mpps {:>8.3} Gbps", self.throughput.mpps, self.throughput.gbps_wire)?;

@@ -1,23 +1,20 @@
-//! One live run: build the design over a buffer pool, start the NIC thread and the workers, run, drain,
-//! check the invariants of DESIGN.md, and report.
+//! One live run: build the design's ports ([`crate::port`], one per NIC thread), start the NIC threads and
+//! the workers, run, drain, check the invariants of DESIGN.md port by port, and report them together.
 
-use crate::control::{AbortOnPanic, Control};
+use crate::control::AbortOnPanic;
 use crate::nic::{NicStats, Pace, Schedule, nic_loop};
 use crate::offcpu;
 use crate::pin;
+use crate::port::{Port, Received};
 use crate::report::{CoreReport, LiveReport};
-use crate::sink::Sink;
 use crate::source::Prebuilt;
 use crate::worker::{WorkerStats, worker_loop};
 use apps::{App, AppError, AppParams, Hosted, Runtime};
-use ifaces::invariants::{RunCounts, check_buffers};
-use ifaces::{Arena, ConfigError, Design, DeviceSide, IfaceConfig, NoProbe, SharedPool};
+use ifaces::{ConfigError, Design, DeviceSide, IfaceConfig, NoProbe};
 use measure::Throughput;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use traffic::{GenConfig, GenError, Trace, TraceError};
-use wire::IndirectionTable;
 
 /// Where the NIC thread's packets come from.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +48,9 @@ pub struct LiveConfig {
     pub duration: Duration,
     /// Unmeasured time before it.
     pub warmup: Duration,
+    /// Software NIC threads, each an emulated port with its share of the traffic and of the workers
+    /// (`--nic-threads`, [`crate::port`]).
+    pub nic_threads: usize,
 }
 
 /// Why a live run failed.
@@ -103,17 +103,15 @@ fn check_options(cfg: &LiveConfig) -> Result<(), LiveError> {
 pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> {
     check_options(cfg)?;
     cfg.iface.validate_common()?;
-    let mut iface = cfg.iface.clone();
+    let ports = split_ports::<D>(cfg)?;
+    let mut iface = IfaceConfig { cores: cfg.iface.cores / ports, ..cfg.iface.clone() };
     cfg.runtime.configure(&mut iface);
-    let mut src = match &cfg.traffic {
+    let src = match &cfg.traffic {
         Traffic::Generate(g) => Prebuilt::generate(g).map_err(LiveError::Traffic)?,
         Traffic::Pcap(path) => Prebuilt::from_trace(Trace::read(path)?),
     };
     if src.frames.is_empty() {
         return Err(LiveError::Option { option: "pcap", message: "the capture holds no packet to replay".into() });
-    }
-    if cfg.ensogen {
-        src.use_ensogen().map_err(|e| LiveError::Option { option: "ensogen", message: e.to_string() })?;
     }
     let room = iface.layout.data_room();
     if src.max_len() > room {
@@ -122,110 +120,144 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
             message: format!("frames of {} B do not fit {room} B buffers", src.max_len()),
         });
     }
-    let arena = Arena::new("host", D::buffers_needed(&iface), iface.layout)
-        .map_err(|e| LiveError::Option { option: "ring", message: e.to_string() })?;
-    let pool = SharedPool::new(Arc::new(arena));
-    let (mut device, mut drivers) = D::build(&iface, &pool)?;
-    let cores = iface.cores;
-    let mut apps = Hosted::for_cores(&cfg.app, &cfg.app_params, cores, cfg.runtime).map_err(LiveError::App)?;
-    for app in &mut apps {
-        app.bind_nicmem(device.nicmem()).map_err(LiveError::App)?;
-    }
-    let reta = IndirectionTable::round_robin(cores).map_err(|m| LiveError::Option { option: "cores", message: m })?;
-
-    let cpus = pin::allowed_cpus();
-    let pinned = cpus.len() > cores;
-    let mut warnings = Vec::new();
-    if !pinned {
-        warnings.push(format!(
-            "{} threads (NIC + {cores} workers) on {} CPUs: threads run unpinned and share CPUs, so timings mean little",
-            cores + 1,
-            cpus.len()
-        ));
+    let shares = if ports == 1 { vec![src] } else { src.split(ports) };
+    if shares.iter().any(|s| s.frames.is_empty()) {
+        return Err(LiveError::Option {
+            option: "nic-threads",
+            message: format!("the traffic has fewer flows than the {ports} NIC threads that split it by flow"),
+        });
     }
     let warmup_ns = cfg.warmup.as_nanos() as u64;
     let timing = Schedule {
-        pace: cfg.pace,
+        pace: match cfg.pace {
+            Pace::Pps(pps) => Pace::Pps(pps / ports as f64),
+            Pace::Max => Pace::Max,
+        },
         warmup_ns,
         end_ns: warmup_ns + cfg.duration.as_nanos() as u64,
         drain_limit: Duration::from_secs(10),
     };
-    let flow_of: Vec<u32> = src.frames.iter().map(|f| f.flow).collect();
-    let mut sink = Sink::new(flow_of, src.flows, (timing.warmup_ns, timing.end_ns), src.payload_at);
-    let ctl = Control::new(cores);
+    let mut port = Vec::with_capacity(ports);
+    for mut share in shares {
+        if cfg.ensogen {
+            share.use_ensogen().map_err(|e| LiveError::Option { option: "ensogen", message: e.to_string() })?;
+        }
+        port.push(Port::<D>::build(&iface, share, (timing.warmup_ns, timing.end_ns))?);
+    }
+    let cores = cfg.iface.cores;
+    let mut apps = Hosted::for_cores(&cfg.app, &cfg.app_params, cores, cfg.runtime).map_err(LiveError::App)?;
+    for (p, apps) in port.iter().zip(apps.chunks_mut(iface.cores)) {
+        for app in apps {
+            app.bind_nicmem(p.device.nicmem()).map_err(LiveError::App)?;
+        }
+    }
+
+    let cpus = pin::allowed_cpus();
+    let threads = ports + cores;
+    let pinned = cpus.len() >= threads;
+    let mut warnings = Vec::new();
+    if !pinned {
+        warnings.push(format!(
+            "{threads} threads ({ports} NIC + {cores} workers) on {} CPUs: threads run unpinned and share CPUs, so timings mean little",
+            cpus.len()
+        ));
+    }
     let steal_before = offcpu::per_cpu();
     let epoch = Instant::now();
-
-    let (nic, workers) = std::thread::scope(|s| {
-        let handles: Vec<_> = drivers
-            .iter_mut()
-            .zip(apps.iter_mut())
-            .enumerate()
-            .map(|(i, (driver, app))| {
-                let (ctl, pool) = (&ctl, &pool);
-                let cpu = pinned.then(|| cpus[i + 1]);
-                let burst = iface.burst;
-                let cache = iface.cache;
-                s.spawn(move || {
-                    let _guard = AbortOnPanic(ctl);
-                    pin::pin(cpu);
-                    worker_loop(i, driver, app, pool, cache, burst, ctl, !pinned, NoProbe::with_epoch(epoch))
+    let per_port = iface.cores;
+    let joined = std::thread::scope(|s| {
+        let mut running = Vec::with_capacity(ports);
+        for (k, (p, apps)) in port.iter_mut().zip(apps.chunks_mut(per_port)).enumerate() {
+            let Port { pool, device, drivers, src, reta, sink, ctl } = p;
+            let (pool, ctl, reta) = (&*pool, &*ctl, &*reta);
+            let workers: Vec<_> = drivers
+                .iter_mut()
+                .zip(apps.iter_mut())
+                .enumerate()
+                .map(|(i, (driver, app))| {
+                    let cpu = pinned.then(|| cpus[ports + k * per_port + i]);
+                    let (burst, cache) = (iface.burst, iface.cache);
+                    s.spawn(move || {
+                        let _guard = AbortOnPanic(ctl);
+                        pin::pin(cpu);
+                        worker_loop(i, driver, app, pool, cache, burst, ctl, !pinned, NoProbe::with_epoch(epoch))
+                    })
                 })
+                .collect();
+            let cpu = pinned.then(|| cpus[k]);
+            let nic = s.spawn(move || {
+                let _guard = AbortOnPanic(ctl);
+                pin::pin(cpu);
+                nic_loop(device, src, reta, timing, ctl, sink, NoProbe::with_epoch(epoch))
+            });
+            running.push((nic, workers));
+        }
+        running
+            .into_iter()
+            .map(|(nic, workers)| {
+                let workers: Vec<std::thread::Result<WorkerStats>> = workers.into_iter().map(|h| h.join()).collect();
+                (nic.join(), workers)
             })
-            .collect();
-        let nic = s.spawn(|| {
-            let _guard = AbortOnPanic(&ctl);
-            pin::pin(pinned.then(|| cpus[0]));
-            nic_loop(&mut device, &mut src, &reta, timing, &ctl, &mut sink, NoProbe::with_epoch(epoch))
-        });
-        let workers: Vec<std::thread::Result<WorkerStats>> = handles.into_iter().map(|h| h.join()).collect();
-        (nic.join(), workers)
+            .collect::<Vec<_>>()
     });
     let used: Vec<usize> =
-        if pinned { cpus[..=cores].iter().map(|c| c.id).collect() } else { (0..cpus.len()).collect() };
+        if pinned { cpus[..threads].iter().map(|c| c.id).collect() } else { (0..cpus.len()).collect() };
     let steal_ms = steal_before.zip(offcpu::per_cpu()).map(|(b, a)| offcpu::stolen_ms(&b, &a, used));
-    let nic = nic.map_err(|e| LiveError::Invariant(panic_message(&e, "NIC thread")))?;
-    let workers = workers
-        .into_iter()
-        .enumerate()
-        .map(|(i, w)| w.map_err(|e| LiveError::Invariant(panic_message(&e, &format!("worker {i}")))))
-        .collect::<Result<Vec<_>, _>>()?;
-    let pps = match cfg.pace {
+    let mut nics = Vec::with_capacity(ports);
+    let mut workers = Vec::with_capacity(cores);
+    for (k, (nic, ws)) in joined.into_iter().enumerate() {
+        let who = |what: String| if ports == 1 { what } else { format!("port {k} {what}") };
+        nics.push(nic.map_err(|e| LiveError::Invariant(panic_message(&e, &who("NIC thread".into()))))?);
+        for (i, w) in ws.into_iter().enumerate() {
+            let mut w = w.map_err(|e| LiveError::Invariant(panic_message(&e, &who(format!("worker {i}")))))?;
+            w.core = k * per_port + i;
+            workers.push(w);
+        }
+    }
+    let pps = match timing.pace {
         Pace::Pps(pps) => Some(pps),
         Pace::Max => None,
     };
-    // How far behind its schedule the source fell, ns: its largest backlog at the paced rate.
-    let lag_ns = pps.map_or(0, |pps| (nic.max_backlog as f64 * 1e9 / pps) as u64);
+    // How far behind its schedule a source fell, ns: its largest backlog at the paced rate.
+    let lag_ns = pps.map_or(0, |pps| (nics.iter().map(|n| n.max_backlog).max().unwrap_or(0) as f64 * 1e9 / pps) as u64);
     let source_lag_us = pps.map(|_| lag_ns as f64 / 1e3);
     warnings.extend(offcpu::warnings(lag_ns, pps, &workers, pinned, steal_ms));
-    if let Some(stuck) = &nic.stuck {
+    if let Some(stuck) = nics.iter().find_map(|n| n.stuck.as_ref()) {
         return Err(LiveError::Invariant(format!("drain: {stuck}")));
     }
-    drop(drivers);
-    let invariants = check_invariants(&nic, &workers, &sink, &pool, &device, D::PER_FLOW_ORDER)?;
+    let mut invariants = Vec::new();
+    for (k, p) in port.iter_mut().enumerate() {
+        p.drivers.clear();
+        invariants = p.check_invariants(&nics[k], &workers[k * per_port..(k + 1) * per_port])?;
+    }
     let seconds = cfg.duration.as_secs_f64();
     let fcs = wire::frame::FCS_LEN as u64;
     let rate = |pkts: u64, bytes: u64| Throughput::over(pkts, bytes + fcs * pkts, seconds).expect("positive duration");
+    let sum = |f: fn(&NicStats) -> u64| nics.iter().map(f).sum::<u64>();
+    let mut drops = ifaces::Drops::default();
+    nics.iter().for_each(|n| drops.merge(&n.drops));
+    let got = Received::of(&port);
     Ok(LiveReport {
         engine: "live",
         design: D::NAME.to_string(),
         app: cfg.app.clone(),
         cores,
+        nic_threads: ports,
         ring: iface.ring.get(),
         burst: iface.burst,
-        frame_len: src.mean_frame_len(),
+        frame_len: mean_frame_len(&port),
         seconds,
-        offered: rate(nic.window_offered, nic.window_offered_bytes),
-        throughput: rate(sink.window_packets, sink.window_bytes),
-        drops: nic.drops.by_name(),
-        drop_ratio: nic.drops.total() as f64 / nic.offered.max(1) as f64,
-        latency: sink.latency.summary(),
-        latency_cdf: sink.latency.cdf(),
-        reordering: sink.reorder.report(),
-        flow_reordering: sink.flow_order.report(),
-        occupancy: nic.occupancy,
+        offered: rate(sum(|n| n.window_offered), sum(|n| n.window_offered_bytes)),
+        throughput: rate(got.window_packets, got.window_bytes),
+        drops: drops.by_name(),
+        drop_ratio: drops.total() as f64 / sum(|n| n.offered).max(1) as f64,
+        latency: got.latency,
+        latency_cdf: got.latency_cdf,
+        reordering: got.reordering,
+        flow_reordering: got.flow_reordering,
+        occupancy: nics.iter().map(|n| n.occupancy).sum::<f64>() / ports as f64,
         per_core: workers.iter().map(CoreReport::from).collect(),
-        device: device.metrics(),
+        device: device_metrics(&port),
         pinned,
         source_lag_us,
         steal_ms,
@@ -234,38 +266,40 @@ pub fn run_design<D: Design>(cfg: &LiveConfig) -> Result<LiveReport, LiveError> 
     })
 }
 
-/// The end-of-run invariants of DESIGN.md; each failure names the invariant and the numbers.
-fn check_invariants<D: DeviceSide>(
-    nic: &NicStats,
-    workers: &[WorkerStats],
-    sink: &Sink,
-    pool: &Arc<SharedPool>,
-    device: &D,
-    ordered: bool,
-) -> Result<Vec<String>, LiveError> {
-    let fail = |m: String| Err(LiveError::Invariant(m));
-    let counts = RunCounts {
-        offered: nic.offered,
-        delivered: workers.iter().map(|w| w.rx).sum(),
-        dropped: nic.drops.total(),
-        queued: device.occupancy().used,
-        duplicates: sink.duplicates,
-        out_of_order: sink.flow_order.reordered(),
-        ordered,
-        examples: sink.examples.clone(),
-    };
-    let mut held = counts.check().map_err(|v| LiveError::Invariant(v.to_string()))?;
-    let transmitted: u64 = workers.iter().map(|w| w.tx).sum();
-    if sink.received != transmitted {
-        return fail(format!(
-            "conservation: {transmitted} packets queued for transmission, {} left the NIC",
-            sink.received
-        ));
+/// How many ports `--nic-threads` asks for, once checked against the design and the cores.
+fn split_ports<D: Design>(cfg: &LiveConfig) -> Result<usize, LiveError> {
+    let (n, cores) = (cfg.nic_threads, cfg.iface.cores);
+    let bad = |message: String| Err(LiveError::Option { option: "nic-threads", message });
+    if n == 0 {
+        return bad("must be at least 1".into());
     }
-    check_buffers(pool.arena(), Some(pool.available()), device.nicmem().map(|m| &**m))
-        .map_err(|v| LiveError::Invariant(v.to_string()))?;
-    held.push("no-leak");
-    Ok(held.into_iter().map(String::from).collect())
+    if n > 1
+        && let Some(why) = D::ONE_PORT
+    {
+        return bad(format!("{} runs on one NIC thread only: {why}", D::NAME));
+    }
+    if !cores.is_multiple_of(n) {
+        return bad(format!("{n} NIC threads cannot share {cores} workers evenly; give --cores a multiple of {n}"));
+    }
+    Ok(n)
+}
+
+/// Mean frame length offered over every port's share, FCS included.
+fn mean_frame_len<D: Design>(ports: &[Port<D>]) -> f64 {
+    let frames = ports.iter().map(|p| p.src.frames.len()).sum::<usize>().max(1) as f64;
+    ports.iter().map(|p| p.src.mean_frame_len() * p.src.frames.len() as f64).sum::<f64>() / frames
+}
+
+/// The device sides' counters: one port's as they are, several ports' prefixed `port{k}.`.
+fn device_metrics<D: Design>(ports: &[Port<D>]) -> ifaces::Metrics {
+    match ports {
+        [one] => one.device.metrics(),
+        _ => ports
+            .iter()
+            .enumerate()
+            .flat_map(|(k, p)| p.device.metrics().into_iter().map(move |(name, v)| (format!("port{k}.{name}"), v)))
+            .collect(),
+    }
 }
 
 fn panic_message(e: &Box<dyn std::any::Any + Send>, who: &str) -> String {

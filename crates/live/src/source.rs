@@ -103,6 +103,26 @@ impl Prebuilt {
         Prebuilt { frames, flows: flows + 1, payload_at: common(&offsets), feed: Feed::Memory, next: 0 }
     }
 
+    /// The shares of `ports` NIC ports: flow `f`'s frames go to port `f % ports`, in order, so each port
+    /// sends whole flows, as a load generator with one link per NIC does. A port may get no frame (fewer
+    /// flows than ports).
+    pub fn split(self, ports: usize) -> Vec<Prebuilt> {
+        let mut shares: Vec<Vec<Frame>> = (0..ports).map(|_| Vec::new()).collect();
+        for f in self.frames {
+            shares[f.flow as usize % ports].push(f);
+        }
+        shares
+            .into_iter()
+            .map(|frames| Prebuilt {
+                frames,
+                flows: self.flows,
+                payload_at: self.payload_at,
+                feed: Feed::Memory,
+                next: 0,
+            })
+            .collect()
+    }
+
     /// Largest frame.
     pub fn max_len(&self) -> usize {
         self.frames.iter().map(|f| f.bytes.len()).max().unwrap_or(0)
@@ -119,4 +139,24 @@ impl Prebuilt {
 fn common(offsets: &[usize]) -> Option<usize> {
     let first = *offsets.first()?;
     offsets.iter().all(|&o| o == first).then_some(first)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_gives_each_port_whole_flows_in_order() {
+        let src = Prebuilt::generate(&GenConfig { flows: 5, ..GenConfig::default() }).unwrap();
+        let (total, flows) = (src.frames.len(), src.flows);
+        let order: Vec<u32> = src.frames.iter().map(|f| f.flow).collect();
+        let shares = src.split(2);
+        assert_eq!(shares.iter().map(|s| s.frames.len()).sum::<usize>(), total);
+        for (k, share) in shares.iter().enumerate() {
+            assert!(share.frames.iter().all(|f| f.flow as usize % 2 == k));
+            assert_eq!(share.flows, flows);
+            let mine: Vec<u32> = order.iter().copied().filter(|f| *f as usize % 2 == k).collect();
+            assert_eq!(share.frames.iter().map(|f| f.flow).collect::<Vec<_>>(), mine);
+        }
+    }
 }

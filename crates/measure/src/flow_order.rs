@@ -36,6 +36,15 @@ pub struct FlowOrderReport {
     pub ratio: f64,
 }
 
+impl FlowOrderReport {
+    /// The counts of two independent sets of flows (e.g. two NIC ports') taken together.
+    pub fn merge(&mut self, o: &FlowOrderReport) {
+        self.received += o.received;
+        self.reordered += o.reordered;
+        self.ratio = if self.received > 0 { self.reordered as f64 / self.received as f64 } else { 0.0 };
+    }
+}
+
 impl FlowOrder {
     /// A tracker for flows numbered `0..flows` (more are added as they appear).
     pub fn new(flows: usize) -> FlowOrder {

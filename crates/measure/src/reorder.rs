@@ -92,6 +92,41 @@ pub struct ExtentSummary {
     pub histogram: Vec<(u64, u64)>,
 }
 
+impl ReorderReport {
+    /// The metrics of two independent streams (e.g. two NIC ports' sequence spaces) taken together:
+    /// counts and histograms add up, the ratio and mean extent are over both.
+    pub fn merge(&mut self, o: &ReorderReport) {
+        self.received += o.received;
+        self.duplicates += o.duplicates;
+        self.unchecked_for_duplicates += o.unchecked_for_duplicates;
+        self.reordered += o.reordered;
+        self.ratio = if self.received == 0 { 0.0 } else { self.reordered as f64 / self.received as f64 };
+        self.window = self.window.max(o.window);
+        self.extent.merge(&o.extent);
+        self.n_reordered = add_counts(&self.n_reordered, &o.n_reordered);
+    }
+}
+
+impl ExtentSummary {
+    fn merge(&mut self, o: &ExtentSummary) {
+        let within = |h: &[(u64, u64)]| h.iter().map(|&(_, c)| c).sum::<u64>() as f64;
+        let (a, b) = (within(&self.histogram), within(&o.histogram));
+        self.mean = if a + b == 0.0 { 0.0 } else { (self.mean * a + o.mean * b) / (a + b) };
+        self.max = self.max.max(o.max);
+        self.beyond_window += o.beyond_window;
+        self.histogram = add_counts(&self.histogram, &o.histogram);
+    }
+}
+
+/// Two ascending `(key, count)` lists as one, counts of equal keys added.
+fn add_counts(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut m = std::collections::BTreeMap::new();
+    for &(k, c) in a.iter().chain(b) {
+        *m.entry(k).or_insert(0) += c;
+    }
+    m.into_iter().collect()
+}
+
 impl Default for ReorderTracker {
     fn default() -> Self {
         Self::new(DEFAULT_WINDOW)
@@ -421,6 +456,25 @@ mod tests {
 
     fn permutation(max_len: usize) -> impl Strategy<Value = Vec<u64>> {
         (0..max_len).prop_flat_map(|n| Just((0..n as u64).collect::<Vec<_>>()).prop_shuffle())
+    }
+
+    #[test]
+    fn merged_reports_are_those_of_both_streams() {
+        let report = |arrivals: &[u64]| {
+            let mut t = ReorderTracker::new(16);
+            arrivals.iter().for_each(|&s| t.record(s));
+            t.report()
+        };
+        let (a, b) = (report(&[0, 2, 1, 3]), report(&[1, 0, 4, 2, 3, 3]));
+        let mut m = a.clone();
+        m.merge(&b);
+        assert_eq!(m.received, a.received + b.received);
+        assert_eq!(m.reordered, a.reordered + b.reordered);
+        assert_eq!(m.duplicates, 1);
+        assert_eq!(m.ratio, m.reordered as f64 / m.received as f64);
+        let n = |r: &ReorderReport| r.extent.histogram.iter().map(|&(_, c)| c).sum::<u64>();
+        assert_eq!(n(&m), n(&a) + n(&b));
+        assert_eq!(m.extent.max, a.extent.max.max(b.extent.max));
     }
 
     proptest! {

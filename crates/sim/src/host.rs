@@ -110,6 +110,7 @@ pub const DETECTED: &[(&str, &str)] = &[
     ),
     ("cpu.llc_policy", "unknown for an arbitrary host: LRU"),
     ("ddio_ways", "the base's, at most the detected LLC's ways"),
+    ("nic.software", "the live engine's NIC is a thread on a core of its own (rxBisect §5; issue 18)"),
 ];
 
 /// A profile of `host` named `name`: cores, caches and frequency from the host; latencies, DRAM, PCIe and
@@ -126,6 +127,7 @@ pub fn profile(host: &Host, base: &Profile, name: &str) -> Result<Profile, Profi
     p.cpu.llc_slices = None;
     p.cpu.llc_policy = Policy::Lru;
     p.ddio_ways = p.ddio_ways.min(p.cpu.llc.ways);
+    p.nic.software = true;
     p.validate()?;
     Ok(p)
 }

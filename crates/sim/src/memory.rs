@@ -70,6 +70,9 @@ pub struct Memory {
     ddio_mask: u16,
     /// Each core's hardware prefetchers, if the profile runs them.
     prefetchers: Option<Vec<Prefetcher>>,
+    /// With a software NIC ([`crate::profile::NicParams::software`]), the index of the core that runs
+    /// it: its private caches stay empty, and the lines it writes are modified in it.
+    nic_core: Option<usize>,
     lat: Lat,
     /// Main memory.
     pub dram: Dram,
@@ -95,14 +98,18 @@ impl Memory {
         let private = |g: CacheGeom| SetAssoc::new(g.ways, Lru, Modulo::new(g.sets()));
         let ways = c.llc.ways;
         let ddio_mask = (((1u32 << p.ddio_ways) - 1) << (ways - p.ddio_ways)) as u16;
+        // The sharer masks have a bit per core: a software NIC needs one left over.
+        let nic_core = (p.nic.software && cores < u32::BITS as usize).then_some(cores);
+        let private_caches = cores + usize::from(nic_core.is_some());
         Memory {
-            l1: (0..cores).map(|_| private(c.l1d)).collect(),
-            l2: (0..cores).map(|_| private(c.l2)).collect(),
+            l1: (0..private_caches).map(|_| private(c.l1d)).collect(),
+            l2: (0..private_caches).map(|_| private(c.l2)).collect(),
             sharers: vec![0; c.llc.sets() * crate::cache::MAX_WAYS],
             shootdowns: Vec::new(),
             llc,
             ddio_mask,
             prefetchers: c.hw_prefetch.then(|| vec![Prefetcher::default(); cores]),
+            nic_core,
             lat: Lat {
                 l1: ps(c.l1d.latency_cycles),
                 l2: ps(c.l2.latency_cycles),
@@ -378,6 +385,16 @@ impl Memory {
             to_dram += u64::from(sd.replaced_dirty.is_some_and(|d| d || dirty));
         }
         self.shootdowns = shootdowns;
+        if let Some(nic) = self.nic_core {
+            // A software NIC's stores leave the lines modified in its core (see `llc_access`).
+            for line in first..first + n {
+                if let Some(s) = self.llc.find(line) {
+                    self.sharers[s.index()] = 1 << nic;
+                    self.llc.set_flag_a(s, true);
+                    self.llc.set_flag_b(s, true);
+                }
+            }
+        }
         self.stats.nic_write.0 += hits;
         self.stats.nic_write.1 += n - hits;
         if to_dram > 0 {
@@ -489,6 +506,27 @@ mod tests {
         m.cpu_access(1, l(1), Op::Read, 0);
         assert_eq!(m.nic_read(l(1), 1, 0), 0);
         assert_eq!(m.stats.nic_read, (1, 1));
+    }
+
+    /// A software NIC's writes are a core's stores: the worker's first read of the line is a
+    /// core-to-core transfer, its second an L1 hit; a hardware NIC's DDIO write is an LLC hit.
+    #[test]
+    fn a_software_nic_leaves_its_lines_modified_in_its_core() {
+        let mut hw = small(1);
+        hw.nic_write(l(1), 1, 0);
+        assert_eq!(hw.cpu_access(0, l(1), Op::Read, 0), hw.lat.llc);
+        let mut m = small(1);
+        m.nic_core = Some(2);
+        m.l1.push(m.l1[0].clone());
+        m.l2.push(m.l2[0].clone());
+        m.nic_write(l(1), 1, 0);
+        assert_eq!(m.cpu_access(0, l(1), Op::Read, 0), m.lat.transfer);
+        assert_eq!(m.cpu_access(0, l(1), Op::Read, 0), m.lat.l1);
+        assert_eq!(m.stats.transfers, 1);
+        // The worker's copy goes when the NIC writes the line again.
+        m.nic_write(l(1), 1, 0);
+        assert!(!m.core_holds(0, l(1)));
+        assert_eq!(m.cpu_access(0, l(1), Op::Read, 0), m.lat.transfer);
     }
 
     #[test]

@@ -200,6 +200,10 @@ pub struct NicParams {
     pub prefetch: u32,
     /// On-NIC memory in bytes (nicmem, paper 002).
     pub memory: usize,
+    /// The NIC is a software thread on a core of its own (the live engine's, rxBisect §5): its writes
+    /// leave lines modified in that core, so a worker's first read of one pays the core-to-core
+    /// transfer rather than DDIO's LLC hit. Off for hardware NICs.
+    pub software: bool,
 }
 
 /// A machine: cores, caches, DDIO, DRAM, PCIe and NIC.
@@ -445,6 +449,7 @@ const R640_SOURCES: &[Source] = &[
     ("nic.rx_buffer", "[CX5] port buffer 262016 B per port, two ports"),
     ("nic.prefetch", "ifaces PrefetchParams default (DPDK RX_PTHRESH 8)"),
     ("nic.memory", "[P2] ConnectX-5 exposes 256 KiB of on-NIC memory to software (nicmem §5)"),
+    ("nic.software", "a hardware NIC: its DMA writes go through DDIO, not a core's stores"),
 ];
 
 /// Sources of [`Profile::i9_9960x_enso`]'s own values.
@@ -465,6 +470,7 @@ const I9_SOURCES: &[Source] = &[
     ("nic.rx_buffer", "no figure for the FPGA NIC; the ConnectX-5 port buffer [CX5] stands in"),
     ("nic.prefetch", "ifaces PrefetchParams default (DPDK RX_PTHRESH 8)"),
     ("nic.memory", "no on-NIC memory exposed in paper 004"),
+    ("nic.software", "a hardware NIC: its DMA writes go through DDIO, not a core's stores"),
 ];
 
 /// Sources of [`Profile::silver4110_xl710`]'s own values.
@@ -487,6 +493,7 @@ const SILVER4110_SOURCES: &[Source] = &[
     ("nic.rx_buffer", "no XL710 figure at hand; the ConnectX-5 port buffer [CX5] stands in"),
     ("nic.prefetch", "ifaces PrefetchParams default (DPDK i40e RX_PTHRESH 8)"),
     ("nic.memory", "the XL710 exposes no on-NIC memory"),
+    ("nic.software", "a hardware NIC: its DMA writes go through DDIO, not a core's stores"),
 ];
 
 impl Profile {
@@ -525,6 +532,7 @@ impl Profile {
                 rx_buffer: 2 * 262_016,
                 prefetch: 8,
                 memory: 256 << 10,
+                software: false,
             },
             noise: linux_noise(),
         }
@@ -538,7 +546,15 @@ impl Profile {
             ddio_ways: 2,
             dram: DramParams { peak_gbs: 85.3, sustained: MLC_SUSTAINED, curve: mlc_curve() },
             pcie: gen3(16, 1, PCIE_TAGS),
-            nic: NicParams { ports: 1, port_gbps: 100.0, mpps: 250.0, rx_buffer: 262_016, prefetch: 8, memory: 0 },
+            nic: NicParams {
+                ports: 1,
+                port_gbps: 100.0,
+                mpps: 250.0,
+                rx_buffer: 262_016,
+                prefetch: 8,
+                memory: 0,
+                software: false,
+            },
             noise: linux_noise(),
         }
     }
@@ -551,7 +567,15 @@ impl Profile {
             ddio_ways: 2,
             dram: DramParams { peak_gbs: 115.2, sustained: MLC_SUSTAINED, curve: mlc_curve() },
             pcie: gen3(8, 1, PCIE_TAGS),
-            nic: NicParams { ports: 1, port_gbps: 40.0, mpps: 37.0, rx_buffer: 262_016, prefetch: 8, memory: 0 },
+            nic: NicParams {
+                ports: 1,
+                port_gbps: 40.0,
+                mpps: 37.0,
+                rx_buffer: 262_016,
+                prefetch: 8,
+                memory: 0,
+                software: false,
+            },
             noise: linux_noise(),
         }
     }
