@@ -1,11 +1,14 @@
 //! `rxlab`: the command-line front end of the laboratory (DESIGN.md, "lab" layer).
 //!
 //! Every user error (a bad argument, a missing or malformed file) ends the program with one line on
-//! stderr that names the input and what to do, and exit code 2; no panic reaches the user.
+//! stderr that names the input and what to do, and exit code 2; no panic reaches the user. SIGINT and
+//! SIGTERM stop any command at once with one line saying what it kept, exit code 130 or 143 ([`cancel`]).
 
 mod advise;
+mod bar;
 mod bench;
 mod build;
+mod cancel;
 mod claim;
 mod compare;
 mod experiment;
@@ -17,6 +20,7 @@ mod report;
 mod reproduce;
 mod results;
 mod run;
+mod space;
 mod sweep;
 mod trace;
 mod traffic_args;
@@ -66,6 +70,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = cancel::install() {
+        eprintln!("rxlab: cannot handle SIGINT and SIGTERM: {e}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Sweep(args) => sweep::run(args),

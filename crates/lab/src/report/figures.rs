@@ -21,6 +21,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use plotters::prelude::*;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
+use traffic::atomic::{self, AtomicFile};
 
 /// One figure of an experiment.
 #[derive(Debug, Clone, Deserialize)]
@@ -233,7 +234,12 @@ pub fn render(spec: &FigureSpec, rows: &[Row], stem: &Path) -> Result<String> {
     let mut svg = String::new();
     draw(SVGBackend::with_string(&mut svg, size).into_drawing_area(), spec, &d)?;
     let svg_path = stem.with_extension("svg");
-    std::fs::write(&svg_path, &svg).with_context(|| format!("cannot write {}", svg_path.display()))?;
-    draw(BitMapBackend::new(&stem.with_extension("png"), size).into_drawing_area(), spec, &d)?;
+    atomic::write(&svg_path, &svg).with_context(|| format!("cannot write {}", svg_path.display()))?;
+    let png_path = stem.with_extension("png");
+    let cannot = || format!("cannot write {}", png_path.display());
+    // The encoder writes by name: it writes the temporary, and the commit renames it.
+    let png = AtomicFile::create(&png_path).with_context(cannot)?;
+    draw(BitMapBackend::new(png.temp_path(), size).into_drawing_area(), spec, &d)?;
+    png.commit().with_context(cannot)?;
     Ok(svg)
 }

@@ -6,11 +6,13 @@ mod html;
 
 use crate::claim::Verdict;
 use crate::experiment::Experiment;
+use crate::cancel;
 use crate::results::{self, EXPERIMENT_FILE, Row};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use figures::FigureSpec;
 use std::path::{Path, PathBuf};
+use traffic::atomic;
 
 /// Arguments of `rxlab report`.
 #[derive(Args, Debug)]
@@ -95,12 +97,14 @@ pub fn section(dir: &Path, page_dir: &Path) -> Result<Section> {
 pub fn render(dir: &Path) -> Result<PathBuf> {
     let sections = result_dirs(dir)?.iter().map(|d| section(d, dir)).collect::<Result<Vec<_>>>()?;
     let page = dir.join("report.html");
-    std::fs::write(&page, html::page(&sections)).with_context(|| format!("cannot write {}", page.display()))?;
+    atomic::write(&page, html::page(&sections)).with_context(|| format!("cannot write {}", page.display()))?;
     Ok(page)
 }
 
 /// Run `rxlab report`.
 pub fn run(a: ReportArgs) -> Result<()> {
+    let dir = a.dir.clone();
+    cancel::keeps(move || format!("the figures finished so far under {} (report.html not written)", dir.display()));
     let page = render(&a.dir)?;
     println!("wrote {} (figures as SVG and PNG under figures/)", page.display());
     Ok(())
