@@ -4,27 +4,7 @@
 //! stderr that names the input and what to do, and exit code 2; no panic reaches the user. SIGINT and
 //! SIGTERM stop any command at once with one line saying what it kept, exit code 130 or 143 ([`cancel`]).
 
-mod advise;
-mod bar;
-mod bench;
-mod build;
-mod cancel;
-mod claim;
-mod compare;
-mod experiment;
-mod merge;
-mod ndr;
-mod params;
-mod point;
-mod report;
-mod reproduce;
-mod results;
-mod run;
-mod space;
-mod sweep;
-mod trace;
-mod traffic_args;
-
+use lab::{advise, bench, cancel, merge, report, reproduce, run, sweep, trace};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 

@@ -1,9 +1,11 @@
 //! Files that appear whole or not at all: written under a hidden temporary name in the target's directory
 //! and renamed into place by [`AtomicFile::commit`]. A file dropped before that (an error, a full disk)
 //! is removed; a signal runs no destructor, so every temporary is also listed in a process-wide registry
-//! that a signal handler empties with [`abandon_all`].
+//! that a signal handler empties with [`abandon_all`]. Files get the usual mode (0666 less the umask).
 
+use std::fs::Permissions;
 use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use tempfile::TempPath;
@@ -34,7 +36,12 @@ impl AtomicFile {
         };
         let mut list = registry();
         let suffix = target.extension().map(|e| format!(".{}", e.to_string_lossy())).unwrap_or_default();
-        let (file, temp) = tempfile::Builder::new().prefix(".rxlab-").suffix(&suffix).tempfile_in(dir)?.into_parts();
+        let (file, temp) = tempfile::Builder::new()
+            .prefix(".rxlab-")
+            .suffix(&suffix)
+            .permissions(Permissions::from_mode(0o666))
+            .tempfile_in(dir)?
+            .into_parts();
         list.push(temp.to_path_buf());
         Ok(AtomicFile { target, temp: Some(temp), out: Box::new(file) })
     }
