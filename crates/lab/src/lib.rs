@@ -18,6 +18,7 @@ pub mod report;
 pub mod reproduce;
 pub mod results;
 pub mod run;
+pub mod soak;
 pub mod space;
 pub mod sweep;
 pub mod trace;

@@ -4,7 +4,7 @@
 //! stderr that names the input and what to do, and exit code 2; no panic reaches the user. SIGINT and
 //! SIGTERM stop any command at once with one line saying what it kept, exit code 130 or 143 ([`cancel`]).
 
-use lab::{advise, bench, cancel, merge, report, reproduce, run, sweep, trace};
+use lab::{advise, bench, cancel, merge, report, reproduce, run, soak, sweep, trace};
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -32,6 +32,8 @@ enum Command {
     Advise(advise::AdviseArgs),
     /// Time each design's receive path between two threads against an SPSC ring of packet pointers.
     Bench(bench::BenchArgs),
+    /// Long runs that check the invariants over 10^9 simulated packets and live minutes (not for CI).
+    Soak(soak::SoakArgs),
     /// Generate, inspect and convert packet traces.
     #[command(subcommand)]
     Trace(trace::TraceCommand),
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Command::Reproduce(args) => reproduce::run(args),
         Command::Advise(args) => advise::run(args),
         Command::Bench(args) => bench::run(args),
+        Command::Soak(args) => soak::run(args),
         Command::Trace(cmd) => trace::run(cmd),
     };
     match result {
