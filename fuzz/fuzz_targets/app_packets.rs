@@ -1,5 +1,5 @@
 //! Arbitrary frames through every app's burst API: the first byte picks the app, the rest is cut into
-//! frames by one-byte lengths. A malformed frame must be counted and dropped, never panic; every buffer
+//! frames, each after its length (two bytes, little-endian). A malformed frame must be counted and dropped, never panic; every buffer
 //! must come back to the pool (a leak would exhaust the harness pool and fail the next burst).
 #![no_main]
 
@@ -26,8 +26,8 @@ thread_local! {
 fuzz_target!(|data: &[u8]| {
     let Some((&pick, mut rest)) = data.split_first() else { return };
     let mut frames = Vec::new();
-    while let Some((&len, tail)) = rest.split_first() {
-        let len = (len as usize * 8).min(tail.len());
+    while let [lo, hi, tail @ ..] = rest {
+        let len = usize::from(u16::from_le_bytes([*lo, *hi])).min(tail.len());
         frames.push(tail[..len].to_vec());
         rest = &tail[len..];
         if frames.len() == 32 {
