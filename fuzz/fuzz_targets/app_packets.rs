@@ -35,7 +35,8 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     APPS.with_borrow_mut(|apps| {
-        let app = &mut apps[pick as usize % apps.len()];
+        let n = apps.len();
+        let app = &mut apps[pick as usize % n];
         CORE.with(|core| {
             core.run(app, &frames);
         });
