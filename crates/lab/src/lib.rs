@@ -23,4 +23,3 @@ pub mod space;
 pub mod sweep;
 pub mod trace;
 pub mod traffic_args;
-

@@ -4,8 +4,8 @@
 //! stderr that names the input and what to do, and exit code 2; no panic reaches the user. SIGINT and
 //! SIGTERM stop any command at once with one line saying what it kept, exit code 130 or 143 ([`cancel`]).
 
-use lab::{advise, bench, cancel, merge, report, reproduce, run, soak, sweep, trace};
 use clap::{Parser, Subcommand};
+use lab::{advise, bench, cancel, merge, report, reproduce, run, soak, sweep, trace};
 use std::process::ExitCode;
 
 /// A laboratory for CPU–NIC receive interfaces: shRing, rxBisect, nicmem, COREC and Ensō side by side.

@@ -2,13 +2,13 @@
 //! record a rerun resumes from), and `results.csv` / `results.json` (one row per point in point order,
 //! every parameter and every output metric flattened to dotted column names).
 
+use crate::cancel;
 use crate::experiment::Point;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use crate::cancel;
 use std::path::{Path, PathBuf};
 use traffic::atomic::{self, AtomicFile};
 

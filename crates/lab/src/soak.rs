@@ -88,7 +88,8 @@ pub fn run(a: SoakArgs) -> Result<()> {
         .map_err(|e| anyhow!("invalid --jobs: {e}"))?;
     let start = Instant::now();
     let (mut offered, mut round, mut first) = (0u64, 0u64, None);
-    let bar = crate::bar::new(a.packets, "{bar:40} {human_pos}/{human_len} simulated packets  {elapsed} elapsed, {eta} left");
+    let bar =
+        crate::bar::new(a.packets, "{bar:40} {human_pos}/{human_len} simulated packets  {elapsed} elapsed, {eta} left");
     while offered < a.packets {
         round += 1;
         let counts: Vec<u64> =

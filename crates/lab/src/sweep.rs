@@ -3,8 +3,8 @@
 
 use crate::experiment::{Experiment, Point};
 use crate::params::Params;
-use crate::{cancel, point, space};
 use crate::results::{self, EXPERIMENT_FILE, PointLog, Row};
+use crate::{cancel, point, space};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use rayon::prelude::*;

@@ -4,9 +4,9 @@
 pub mod figures;
 mod html;
 
+use crate::cancel;
 use crate::claim::Verdict;
 use crate::experiment::Experiment;
-use crate::cancel;
 use crate::results::{self, EXPERIMENT_FILE, Row};
 use anyhow::{Context, Result, bail};
 use clap::Args;
