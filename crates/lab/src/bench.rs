@@ -89,6 +89,7 @@ const POINTERS: &str = "spsc pointer ring";
 /// The second floor timed: whole 64 B frames through an SPSC ring.
 const FRAMES: &str = "spsc frame ring";
 
+/// Run `rxlab bench`.
 pub fn run(args: BenchArgs) -> Result<()> {
     if args.packets == 0 {
         bail!("--packets: must be at least 1");

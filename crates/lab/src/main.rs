@@ -1,30 +1,11 @@
 //! `rxlab`: the command-line front end of the laboratory (DESIGN.md, "lab" layer).
 //!
 //! Every user error (a bad argument, a missing or malformed file) ends the program with one line on
-//! stderr that names the input and what to do, and exit code 2; no panic reaches the user.
-
-mod advise;
-mod bench;
-mod build;
-mod claim;
-mod compare;
-mod experiment;
-mod jitter;
-mod merge;
-mod ndr;
-mod params;
-mod point;
-mod profile_cmd;
-mod report;
-mod reproduce;
-mod results;
-mod run;
-mod sweep;
-mod trace;
-mod traffic_args;
-mod vs_sim;
+//! stderr that names the input and what to do, and exit code 2; no panic reaches the user. SIGINT and
+//! SIGTERM stop any command at once with one line saying what it kept, exit code 130 or 143 ([`cancel`]).
 
 use clap::{Parser, Subcommand};
+use lab::{advise, bench, cancel, jitter, merge, profile_cmd, report, reproduce, run, soak, sweep, trace};
 use std::process::ExitCode;
 
 /// A laboratory for CPU–NIC receive interfaces: shRing, rxBisect, nicmem, COREC and Ensō side by side.
@@ -56,6 +37,8 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Measure this machine's host noise (gaps in a pinned spin, as sysjitter) as a profile's `noise`.
     Jitter(jitter::JitterArgs),
+    /// Long runs that check the invariants over 10^9 simulated packets and live minutes (not for CI).
+    Soak(soak::SoakArgs),
     /// Generate, inspect and convert packet traces.
     #[command(subcommand)]
     Trace(trace::TraceCommand),
@@ -74,6 +57,10 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if let Err(e) = cancel::install() {
+        eprintln!("rxlab: cannot handle SIGINT and SIGTERM: {e}");
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Sweep(args) => sweep::run(args),
@@ -84,6 +71,7 @@ fn main() -> ExitCode {
         Command::Profile(cmd) => profile_cmd::run(cmd),
         Command::Bench(args) => bench::run(args),
         Command::Jitter(args) => jitter::run(args),
+        Command::Soak(args) => soak::run(args),
         Command::Trace(cmd) => trace::run(cmd),
     };
     match result {

@@ -1,9 +1,11 @@
 //! `rxlab merge -o OUT DIR...`: join the results of the shards of one sweep (`rxlab sweep --shard i/n`).
 
 use crate::results::{self, EXPERIMENT_FILE, POINTS_FILE};
+use crate::{cancel, space};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::path::PathBuf;
+use traffic::atomic;
 
 /// Arguments of `rxlab merge`.
 #[derive(Args, Debug)]
@@ -40,9 +42,15 @@ pub fn run(a: MergeArgs) -> Result<()> {
     let (text, _) = source.expect("clap requires at least one directory");
     let rows = results::finished(rows);
     std::fs::create_dir_all(&a.out).with_context(|| format!("cannot create {}", a.out.display()))?;
-    std::fs::write(a.out.join(EXPERIMENT_FILE), text)?;
     let lines: Vec<String> = rows.iter().map(serde_json::to_string).collect::<Result<_, _>>()?;
-    std::fs::write(a.out.join(POINTS_FILE), lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+    let points: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    space::ensure(&a.out, 3 * points.len() as u64, "the merged results", "free some space or give another --out")?;
+    let out = a.out.clone();
+    cancel::keeps(move || format!("the complete files in {} (merge again for the rest)", out.display()));
+    for (name, bytes) in [(EXPERIMENT_FILE, text), (POINTS_FILE, points)] {
+        let path = a.out.join(name);
+        atomic::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    }
     results::write_tables(&a.out, &rows)?;
     println!("{} points from {} directories in {}", rows.len(), a.dirs.len(), a.out.display());
     Ok(())

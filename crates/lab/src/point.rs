@@ -13,6 +13,7 @@ use ifaces::shring::dynamic::Thresholds;
 use ifaces::{BufLayout, IfaceConfig, RingSize};
 use live::{LiveConfig, LiveReport, Pace, Traffic};
 use sim::SimReport;
+use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 use traffic::kvs::client::{ClientConfig, HotArea};
 use traffic::units::parse_duration_ns;
@@ -280,9 +281,15 @@ impl Report {
 
 /// Run a configuration.
 pub fn report(cfg: &Config) -> Result<Report> {
+    report_observed(cfg, &AtomicU64::new(0))
+}
+
+/// Run a configuration; a simulation stores the virtual time it has reached (ps) into `progress` as it
+/// goes ([`sim::run_observed`]).
+pub fn report_observed(cfg: &Config, progress: &AtomicU64) -> Result<Report> {
     Ok(match cfg {
         Config::Live(c) => Report::Live(Box::new(live::run(c)?)),
-        Config::Sim(c) => Report::Sim(Box::new(sim::run(c)?)),
+        Config::Sim(c) => Report::Sim(Box::new(sim::run_observed(c, progress)?)),
     })
 }
 

@@ -4,12 +4,13 @@
 use crate::claim::Verdict;
 use crate::experiment::{Experiment, Point};
 use crate::params::{Params, Quantity};
-use crate::{point, report, sweep};
+use crate::{cancel, point, report, results, sweep};
 use anyhow::{Context, Result};
 use clap::Args;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use traffic::atomic;
 use traffic::units::parse_duration_ns;
 
 /// Arguments of `rxlab reproduce`.
@@ -143,6 +144,9 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     if exps.is_empty() {
         anyhow::bail!("no experiment with a [claim] in {}; check --dir and --only", a.dir.display());
     }
+    let dirs: Vec<PathBuf> = exps.iter().map(|e| a.out.join(&e.name)).collect();
+    let out = a.out.clone();
+    cancel::keeps(move || results::kept_points(&dirs, &out));
     let results: Vec<ClaimResult> = exps
         .iter()
         .map(|e| {
@@ -152,7 +156,9 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
         })
         .collect();
     std::fs::create_dir_all(&a.out)?;
-    std::fs::write(a.out.join("verdicts.json"), serde_json::to_string_pretty(&results)? + "\n")?;
+    let verdicts = a.out.join("verdicts.json");
+    atomic::write(&verdicts, serde_json::to_string_pretty(&results)? + "\n")
+        .with_context(|| format!("cannot write {}", verdicts.display()))?;
     println!("{}", table(&results));
     let checks: Vec<&Verdict> = results.iter().flat_map(|r| &r.verdicts).collect();
     println!(

@@ -3,13 +3,15 @@
 //! every parameter and every output metric flattened to dotted column names), with `columns.csv` saying
 //! what each metric column is (its name and unit, from [`crate::report::metrics`]).
 
+use crate::cancel;
 use crate::experiment::Point;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use traffic::atomic::{self, AtomicFile};
 
 /// The experiment's text, saved next to its results.
 pub const EXPERIMENT_FILE: &str = "experiment.toml";
@@ -143,45 +145,56 @@ impl PointLog {
         Ok(PointLog(std::sync::Mutex::new(f)))
     }
 
-    /// Record one row.
+    /// Record one row, whole even if a signal comes ([`cancel::critical`]).
     pub fn append(&self, row: &Row) -> Result<()> {
         let mut line = serde_json::to_string(row)?;
         line.push('\n');
         let mut f = self.0.lock().expect("no writer panics while holding the log");
-        f.write_all(line.as_bytes()).context("cannot append to points.jsonl")
+        cancel::critical(|| f.write_all(line.as_bytes())).context("cannot append to points.jsonl")
     }
 }
 
-/// Write `results.csv` and `results.json` for `rows` into `dir`.
+/// What an interrupted sweep keeps in results directories `dirs`: their finished points, as a phrase.
+pub fn kept_points(dirs: &[PathBuf], place: &Path) -> String {
+    let n: usize = dirs.iter().map(|d| finished(load_points(d).unwrap_or_default()).len()).sum();
+    format!("{n} finished points in {} (the same command resumes from them)", place.display())
+}
+
+/// Write `results.csv` and `results.json` for `rows` into `dir`, each whole or not at all.
 pub fn write_tables(dir: &Path, rows: &[Row]) -> Result<()> {
-    std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(rows)? + "\n")?;
+    let json = dir.join("results.json");
+    atomic::write(&json, serde_json::to_string_pretty(rows)? + "\n")
+        .with_context(|| format!("cannot write {}", json.display()))?;
     let params: BTreeSet<&String> = rows.iter().flat_map(|r| r.params.keys()).collect();
     let metrics: BTreeSet<&String> = rows.iter().flat_map(|r| r.metrics.keys()).collect();
-    let mut w = csv::Writer::from_path(dir.join("results.csv")).context("cannot write results.csv")?;
+    let csv_path = dir.join("results.csv");
+    let cannot = || format!("cannot write {}", csv_path.display());
+    let mut w = csv::Writer::from_writer(AtomicFile::create(&csv_path).with_context(cannot)?);
     let mut header = vec!["index".to_string(), "id".to_string()];
     header.extend(params.iter().map(|k| k.to_string()));
     header.extend(metrics.iter().map(|k| k.to_string()));
-    w.write_record(&header)?;
+    w.write_record(&header).with_context(cannot)?;
     for r in rows {
         let mut rec = vec![r.index.to_string(), r.id.clone()];
         rec.extend(params.iter().map(|k| r.text(k)));
         rec.extend(metrics.iter().map(|k| r.metrics.get(*k).map_or(String::new(), cell)));
-        w.write_record(&rec)?;
+        w.write_record(&rec).with_context(cannot)?;
     }
-    w.flush()?;
+    w.into_inner().map_err(|e| anyhow::anyhow!("{}", e.error())).and_then(|f| Ok(f.commit()?)).with_context(cannot)?;
     write_columns(dir, &metrics)
 }
 
 /// `columns.csv`: what each metric column of results.csv is (name and unit, from the metric registry).
 fn write_columns(dir: &Path, metrics: &BTreeSet<&String>) -> Result<()> {
-    let mut w = csv::Writer::from_path(dir.join("columns.csv")).context("cannot write columns.csv")?;
+    let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record(["column", "name", "unit"])?;
     for k in metrics {
         let m = crate::report::metrics::lookup(k);
         w.write_record([k.as_str(), &m.name, m.unit.stored()])?;
     }
-    w.flush()?;
-    Ok(())
+    let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("{}", e.error()))?;
+    let path = dir.join("columns.csv");
+    atomic::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn cell(v: &Value) -> String {

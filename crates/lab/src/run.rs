@@ -3,7 +3,7 @@
 
 use crate::experiment::Experiment;
 use crate::params::Params;
-use crate::{compare, point, sweep};
+use crate::{bar, compare, sweep};
 use anyhow::{Result, bail};
 use clap::Args;
 use std::path::PathBuf;
@@ -44,7 +44,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         }
     }
     if let [only] = points.as_slice() {
-        let outcome = point::run(&only.params)?;
+        let outcome = bar::run_point(&only.params)?;
         let text = if a.json { serde_json::to_string_pretty(&outcome.json)? } else { outcome.text };
         println!("{text}");
         return Ok(());

@@ -3,8 +3,8 @@
 
 use crate::experiment::{Experiment, Point};
 use crate::params::Params;
-use crate::point;
 use crate::results::{self, EXPERIMENT_FILE, PointLog, Row};
+use crate::{cancel, point, space};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use rayon::prelude::*;
@@ -12,6 +12,11 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Instant;
+use traffic::atomic;
+
+/// Bytes a point's results take at most: its line of `points.jsonl` and its row of `results.json` and
+/// `results.csv` (a simulated point's line is about 6 kB).
+const ROW_BYTES: u64 = 32 * 1024;
 
 /// `--shard i/n`: the points whose index is `i - 1` modulo `n`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,6 +72,8 @@ pub fn run(a: SweepArgs) -> Result<()> {
     let dir = a.out.unwrap_or_else(|| Path::new("results").join(&exp.name));
     let points: Vec<Point> =
         exp.points(&a.flags).into_iter().filter(|p| a.shard.is_none_or(|s| s.holds(p.index))).collect();
+    let kept = [dir.clone()];
+    cancel::keeps(move || results::kept_points(&kept, &kept[0].join(results::POINTS_FILE)));
     let rows = sweep(&exp, &points, &dir, a.jobs)?;
     println!("{}", crate::compare::table(&rows));
     println!("{} points in {} (results.csv, results.json)", rows.len(), dir.display());
@@ -76,7 +83,8 @@ pub fn run(a: SweepArgs) -> Result<()> {
 /// Run the `points` of `exp` that `dir` does not hold yet, and write `dir`'s tables for all of them.
 pub fn sweep(exp: &Experiment, points: &[Point], dir: &Path, jobs: Option<usize>) -> Result<Vec<Row>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}: check the path", dir.display()))?;
-    std::fs::write(dir.join(EXPERIMENT_FILE), &exp.source)?;
+    let exp_path = dir.join(EXPERIMENT_FILE);
+    atomic::write(&exp_path, &exp.source).with_context(|| format!("cannot write {}", exp_path.display()))?;
     let (done, stale): (Vec<Row>, Vec<Row>) =
         results::finished(results::load_points(dir)?).into_iter().partition(|r| r.build == crate::build::id());
     if !stale.is_empty() {
@@ -88,6 +96,12 @@ pub fn sweep(exp: &Experiment, points: &[Point], dir: &Path, jobs: Option<usize>
     }
     let done_ids: HashSet<&str> = done.iter().map(|r| r.id.as_str()).collect();
     let pending: Vec<&Point> = points.iter().filter(|p| !done_ids.contains(p.id.as_str())).collect();
+    space::ensure(
+        dir,
+        (points.len() as u64 + pending.len() as u64) * ROW_BYTES,
+        &format!("the results of {} points", points.len()),
+        "free some space or give another --out",
+    )?;
     let log = PointLog::open(dir)?;
     let fresh = run_points(&pending, jobs, Some(&log))?;
     let failed: Vec<&Row> = fresh.iter().filter(|r| r.error.is_some()).collect();

@@ -2,10 +2,11 @@
 //! formatting only; the work is in the `traffic` crate.
 
 use crate::traffic_args::{TrafficArgs, flag};
+use crate::{bar, cancel, space};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use std::fmt::Write as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use traffic::inspect::InspectOptions;
 use traffic::units::parse_duration_ns;
 use traffic::{Container, Generator, OutputFormat, Rate, Resolution, Stop, TraceReader, TraceSummary};
@@ -82,8 +83,26 @@ fn generate(a: GenArgs) -> Result<()> {
         container: if pcapng { Container::PcapNg } else { Container::Pcap },
         resolution: if a.nanos { Resolution::Nano } else { Resolution::Micro },
     };
+    let frame_len = cfg.mean_frame_len()?;
+    let packets = match stop {
+        Stop::Count(n) => n,
+        Stop::Duration(ns) => (ns as f64 * 1e3 / cfg.rate.gap_ps(frame_len.round() as usize)).ceil() as u64,
+    };
+    let dir = a.output.parent().unwrap_or(Path::new(""));
+    let what = format!("{} ({packets} packets)", a.output.display());
+    space::ensure(dir, format.estimate_bytes(packets, frame_len), &what, "write fewer packets or elsewhere")?;
+    let output = a.output.clone();
+    cancel::keeps(move || format!("nothing ({} not written)", output.display()));
+    let (len, template) = match stop {
+        Stop::Count(n) => (n, "{bar:40} {human_pos}/{human_len} packets  {elapsed} elapsed, {eta} left"),
+        Stop::Duration(ns) => (ns, "{bar:40} {percent}% of the trace's time  {elapsed} elapsed, {eta} left"),
+    };
+    let bar = bar::new(len, template);
     let mut generator = Generator::new(&cfg)?;
-    let n = generator.write_trace(&a.output, stop, format)?;
+    let n = generator.write_trace(&a.output, stop, format, |n, ts_ns| {
+        bar.set_position(if matches!(stop, Stop::Count(_)) { n } else { ts_ns })
+    })?;
+    bar.finish_and_clear();
     eprintln!("rxlab: wrote {n} packets in {} flows to {}", generator.flows().len(), a.output.display());
     Ok(())
 }

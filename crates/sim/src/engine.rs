@@ -46,6 +46,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use traffic::{FrameBuf, Generator};
 use wire::frame::{FCS_LEN, wire_bits};
 use wire::{IndirectionTable, PacketView, Stamp};
@@ -184,11 +185,12 @@ fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
 }
 
 /// Run design `D` with one app per core (`apps[i]` on core `i`) on `profile` (already resolved, with
-/// any DDIO override applied).
+/// any DDIO override applied), storing the virtual time reached into `progress` at every sample.
 pub fn run_design<D: Design, A: App>(
     cfg: &SimConfig,
     profile: &Profile,
     mut apps: Vec<A>,
+    progress: &AtomicU64,
 ) -> Result<SimReport, SimError> {
     check(cfg, profile)?;
     let cores = cfg.iface.cores;
@@ -320,6 +322,7 @@ pub fn run_design<D: Design, A: App>(
             Event::WindowStart => m.reset_counters(),
             Event::WindowEnd => snapshot = Some(Snapshot::take(&m)),
             Event::Sample => {
+                progress.store(t, Relaxed);
                 device.sample(&sampler.sample(t, c.rx_bytes, m.mem.dram.moved, &c.polls));
                 if t + PERIOD_PS < cfg.duration_ps {
                     q.push(t + PERIOD_PS, Event::Sample);

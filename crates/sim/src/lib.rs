@@ -46,6 +46,7 @@ pub use profile::{PROFILE_NAMES, Profile, ProfileError};
 pub use report::SimReport;
 
 use apps::Hosted;
+use std::sync::atomic::AtomicU64;
 
 /// The profile a run uses: the named one or the file, with the run's field assignments and its DDIO and
 /// LLC overrides applied.
@@ -76,8 +77,14 @@ pub fn resolve_profile(cfg: &SimConfig) -> Result<Profile, SimError> {
 
 /// Run the simulation `cfg` describes.
 pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
+    run_observed(cfg, &AtomicU64::new(0))
+}
+
+/// Run the simulation `cfg` describes, storing the virtual time reached (ps) into `progress` every
+/// sampling period ([`sampler::PERIOD_PS`]) for a progress bar; the results are those of [`run`].
+pub fn run_observed(cfg: &SimConfig, progress: &AtomicU64) -> Result<SimReport, SimError> {
     let profile = resolve_profile(cfg)?;
     ifaces::with_design!(&cfg.design, D => <D as ifaces::Design>::NAME)?;
     let apps = Hosted::for_cores(&cfg.app, &cfg.app_params, cfg.iface.cores, cfg.runtime)?;
-    ifaces::with_design!(&cfg.design, D => run_design::<D, _>(cfg, &profile, apps))?
+    ifaces::with_design!(&cfg.design, D => run_design::<D, _>(cfg, &profile, apps, progress))?
 }

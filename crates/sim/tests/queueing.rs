@@ -64,7 +64,7 @@ fn run_with<D: ifaces::Design>(cores: usize, rho: f64, exponential: bool) -> (Si
     cfg.iface.burst = 1;
     let mean_cycles = SERVICE_NS * profile.cpu.freq_ghz;
     let apps = (0..cores).map(|i| Service::with(mean_cycles, exponential, 100 + i as u64)).collect();
-    let r = run_design::<D, _>(&cfg, &profile, apps).unwrap();
+    let r = run_design::<D, _>(&cfg, &profile, apps, &Default::default()).unwrap();
     assert!(r.drops.is_empty(), "{r}");
     let service_ns = r.cycles.total / profile.cpu.freq_ghz;
     (r, service_ns)

@@ -21,6 +21,9 @@ use wire::frame::{FCS_LEN, MAX_FRAME};
 use wire::stamp::STAMP_LEN;
 use wire::{IndirectionTable, L4Proto, Stamp};
 
+/// Packets between two calls of [`Generator::write_trace`]'s progress callback.
+pub const PROGRESS_EVERY: u64 = 1 << 16;
+
 /// What the generator wrote into the buffer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PacketMeta {
@@ -246,11 +249,21 @@ impl Generator {
     }
 
     /// Stream the next packets until `stop` into a trace file (written atomically); returns the count.
-    pub fn write_trace(&mut self, path: impl AsRef<Path>, stop: Stop, format: OutputFormat) -> Result<u64, TraceError> {
+    /// `progress` gets the packets written and the last timestamp (ns) every [`PROGRESS_EVERY`] packets.
+    pub fn write_trace(
+        &mut self,
+        path: impl AsRef<Path>,
+        stop: Stop,
+        format: OutputFormat,
+        mut progress: impl FnMut(u64, u64),
+    ) -> Result<u64, TraceError> {
         let mut w = TraceWriter::create(path, format)?;
         let mut buf = vec![0u8; self.max_len];
         while let Some(meta) = self.next_before(stop, w.written(), &mut buf) {
             w.write(meta.ts_ns, &buf[..meta.len], meta.len as u32)?;
+            if w.written() % PROGRESS_EVERY == 0 {
+                progress(w.written(), meta.ts_ns);
+            }
         }
         let n = w.written();
         w.finish()?;

@@ -13,6 +13,7 @@
 //! Sizes follow `wire::frame`: a frame is named by its length including the 4-byte FCS, buffers and pcap
 //! records hold the frame without it.
 
+pub mod atomic;
 pub mod config;
 pub mod flows;
 pub mod generator;

@@ -3,9 +3,11 @@
 //! Reading detects the format by its magic number (pcap in micro- or nanoseconds, either byte order;
 //! pcapng with per-interface `if_tsresol`), streams the file record by record ([`TraceReader`]) and
 //! normalises every packet to an Ethernet frame ([`crate::link`]). Every error names the file and the
-//! byte offset of the record or block at fault. Writing goes to a temporary file next to the target,
-//! renamed into place by [`TraceWriter::finish`]; a writer dropped before that leaves nothing behind.
+//! byte offset of the record or block at fault. Writing goes to a temporary file next to the target
+//! ([`crate::atomic`]), renamed into place by [`TraceWriter::finish`]; a writer dropped before that (an
+//! error, a full disk) or interrupted by a signal leaves nothing behind.
 
+use crate::atomic::AtomicFile;
 use crate::link::{self, LinkType};
 use crate::source::{Fail, MAX_RECORD, Source};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapParser, PcapWriter};
@@ -15,7 +17,7 @@ use pcap_file::pcapng::{Block, PcapNgParser, PcapNgWriter};
 use pcap_file::{DataLink, Endianness, PcapError, TsResolution};
 use std::borrow::Cow;
 use std::fs::File;
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wire::frame::FCS_LEN;
@@ -160,6 +162,21 @@ pub struct OutputFormat {
     pub container: Container,
     /// Micro- or nanosecond timestamps.
     pub resolution: Resolution,
+}
+
+impl OutputFormat {
+    /// Bytes a trace of `packets` frames of mean length `frame_len` (FCS included, as rxlab names sizes)
+    /// takes in this format: headers, per-record overhead and pcapng's 4-byte padding included.
+    pub fn estimate_bytes(&self, packets: u64, frame_len: f64) -> u64 {
+        let data = (frame_len - FCS_LEN as f64).max(0.0);
+        let (header, record, data) = match self.container {
+            Container::Pcap => (24.0, 16.0, data),
+            // Section header and interface description blocks; an enhanced packet block is 32 bytes
+            // around its data, which is padded to 4 bytes.
+            Container::PcapNg => (28.0 + 24.0, 32.0, data + 3.0),
+        };
+        (header + packets as f64 * (record + data)).ceil() as u64
+    }
 }
 
 /// One pcapng interface: its link type (or the unsupported number) and timestamp resolution.
@@ -395,7 +412,7 @@ fn fail(path: &Path, f: Fail, what: &'static str, offset: u64) -> TraceError {
     }
 }
 
-type Out = BufWriter<tempfile::NamedTempFile>;
+type Out = BufWriter<AtomicFile>;
 
 enum Sink {
     Pcap(PcapWriter<Out>),
@@ -413,14 +430,15 @@ pub struct TraceWriter {
 impl TraceWriter {
     /// Start writing `path` in `format`.
     pub fn create(path: impl AsRef<Path>, format: OutputFormat) -> Result<TraceWriter, TraceError> {
-        let path = path.as_ref().to_path_buf();
-        let io_err = |reason| TraceError::Io { path: path.clone(), reason };
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let tmp = tempfile::Builder::new().prefix(".rxlab-trace-").tempfile_in(dir).map_err(io_err)?;
-        let out = BufWriter::with_capacity(1 << 20, tmp);
+        let path = path.as_ref();
+        let file = AtomicFile::create(path).map_err(|reason| TraceError::Io { path: path.to_path_buf(), reason })?;
+        TraceWriter::to(file, format)
+    }
+
+    /// Start writing `file` in `format`.
+    fn to(file: AtomicFile, format: OutputFormat) -> Result<TraceWriter, TraceError> {
+        let path = file.target().to_path_buf();
+        let out = BufWriter::with_capacity(1 << 20, file);
         let pcap_err = |e: PcapError| TraceError::Write { path: path.clone(), index: 0, detail: e.to_string() };
         let sink = match format.container {
             Container::Pcap => {
@@ -494,10 +512,7 @@ impl TraceWriter {
             Sink::PcapNg(w, _) => w.into_inner(),
         };
         let io_err = |reason| TraceError::Io { path: path.clone(), reason };
-        let mut tmp = out.into_inner().map_err(|e| io_err(e.into_error()))?;
-        tmp.flush().map_err(io_err)?;
-        tmp.persist(&path).map_err(|e| io_err(e.error))?;
-        Ok(())
+        out.into_inner().map_err(|e| io_err(e.into_error()))?.commit().map_err(io_err)
     }
 }
 
@@ -577,6 +592,34 @@ mod tests {
         let mut w = TraceWriter::create(&path, OutputFormat::default()).unwrap();
         w.write(0, &[0; 60], 60).unwrap();
         assert!(w.write(u64::MAX, &[0; 60], 60).is_err());
+        drop(w);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn size_estimates_match_written_traces() {
+        let dir = tempfile::tempdir().unwrap();
+        for container in [Container::Pcap, Container::PcapNg] {
+            let format = OutputFormat { container, ..OutputFormat::default() };
+            let path = dir.path().join("est");
+            let t = Trace { packets: vec![TracePacket { ts_ns: 1, data: vec![0; 60], orig_len: 60 }; 100] };
+            t.write(&path, format).unwrap();
+            let written = std::fs::metadata(&path).unwrap().len();
+            let estimate = format.estimate_bytes(100, 64.0);
+            assert!(estimate >= written && estimate < written + 400, "{container:?}: {estimate} vs {written}");
+        }
+    }
+
+    #[test]
+    fn a_full_disk_is_one_line_and_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("full.pcap");
+        let file = AtomicFile::with_writer(&path, crate::atomic::FullAfter { room: 100_000 }).unwrap();
+        let mut w = TraceWriter::to(file, OutputFormat::default()).unwrap();
+        // Past the 1 MiB buffer, so the writes reach the full disk.
+        let e = (0..20_000).find_map(|i| w.write(i, &[0; 60], 60).err()).expect("the disk fills");
+        let msg = e.to_string();
+        assert!(msg.contains("full.pcap") && !msg.contains('\n'), "{msg}");
         drop(w);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }

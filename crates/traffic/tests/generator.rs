@@ -127,7 +127,7 @@ fn duration_stop_and_empirical_sizes_from_a_trace() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("src.pcap");
     let mut g = Generator::new(&GenConfig { size: SizeSpec::Imix, ..cfg() }).unwrap();
-    g.write_trace(&path, Stop::Duration(1_000_000), OutputFormat::default()).unwrap();
+    g.write_trace(&path, Stop::Duration(1_000_000), OutputFormat::default(), |_, _| {}).unwrap();
     let t = Trace::read(&path).unwrap();
     assert!(t.packets.last().unwrap().ts_ns < 1_000_000);
     let c = GenConfig { size: SizeSpec::Pcap(path.clone()), ..cfg() };

@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod pdf;
 pub mod style;
 
+use crate::cancel;
 use crate::claim::Verdict;
 use crate::experiment::Experiment;
 use crate::results::{self, EXPERIMENT_FILE, Row};
@@ -18,6 +19,7 @@ use clap::Args;
 use figures::FigureSpec;
 use plotters::prelude::{BitMapBackend, IntoDrawingArea, SVGBackend};
 use std::path::{Path, PathBuf};
+use traffic::atomic;
 
 /// Arguments of `rxlab report`.
 #[derive(Args, Debug)]
@@ -117,13 +119,13 @@ pub fn write_figure(plot: &figures::Plot, stem: &Path) -> Result<String> {
     let size = draw::size(plot);
     let mut svg = String::new();
     draw::draw(SVGBackend::with_string(&mut svg, size).into_drawing_area(), plot)?;
-    let write = |ext: &str, bytes: &[u8]| {
-        let p = stem.with_extension(ext);
-        std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))
-    };
-    write("svg", svg.as_bytes())?;
-    write("pdf", &pdf::from_svg(&svg, &plot.title)?)?;
-    draw::draw(BitMapBackend::new(&stem.with_extension("png"), size).into_drawing_area(), plot)?;
+    let cannot = |ext: &str| format!("cannot write {}", stem.with_extension(ext).display());
+    atomic::write(stem.with_extension("svg"), &svg).with_context(|| cannot("svg"))?;
+    atomic::write(stem.with_extension("pdf"), pdf::from_svg(&svg, &plot.title)?).with_context(|| cannot("pdf"))?;
+    // The PNG encoder writes by name: it writes the temporary, and the commit renames it.
+    let png = atomic::AtomicFile::create(stem.with_extension("png")).with_context(|| cannot("png"))?;
+    draw::draw(BitMapBackend::new(png.temp_path(), size).into_drawing_area(), plot)?;
+    png.commit().with_context(|| cannot("png"))?;
     Ok(svg)
 }
 
@@ -131,12 +133,14 @@ pub fn write_figure(plot: &figures::Plot, stem: &Path) -> Result<String> {
 pub fn render(dir: &Path) -> Result<PathBuf> {
     let sections = result_dirs(dir)?.iter().map(|d| section(d, dir)).collect::<Result<Vec<_>>>()?;
     let page = dir.join("report.html");
-    std::fs::write(&page, html::page(&sections)).with_context(|| format!("cannot write {}", page.display()))?;
+    atomic::write(&page, html::page(&sections)).with_context(|| format!("cannot write {}", page.display()))?;
     Ok(page)
 }
 
 /// Run `rxlab report`.
 pub fn run(a: ReportArgs) -> Result<()> {
+    let dir = a.dir.clone();
+    cancel::keeps(move || format!("the figures finished so far under {} (report.html not written)", dir.display()));
     let page = render(&a.dir)?;
     println!("wrote {} (figures as SVG, PNG and PDF under figures/)", page.display());
     Ok(())
