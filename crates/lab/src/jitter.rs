@@ -124,7 +124,18 @@ fn table(r: &JitterReport) -> String {
     out
 }
 
-/// The gap histogram, one bar series per CPU, on log axes.
+/// A time in ns as an axis label: 500 ns, 2 µs, 50 ms.
+fn si_time(ns: f64) -> String {
+    let (v, unit) = match ns {
+        n if n >= 1e9 => (n / 1e9, "s"),
+        n if n >= 1e6 => (n / 1e6, "ms"),
+        n if n >= 1e3 => (n / 1e3, "µs"),
+        n => (n, "ns"),
+    };
+    format!("{} {unit}", (v * 10.0).round() / 10.0)
+}
+
+/// The gap histogram, one step line per CPU, on log axes.
 fn histogram_svg(r: &JitterReport, path: &std::path::Path) -> Result<()> {
     crate::report::font::load()?;
     let top = r
@@ -145,17 +156,23 @@ fn histogram_svg(r: &JitterReport, path: &std::path::Path) -> Result<()> {
         )?;
     chart
         .configure_mesh()
-        .x_desc("Interruption length (ns)")
+        .x_desc("Interruption length")
         .y_desc("Interruptions")
-        .x_label_formatter(&|v| format!("{v:.0}"))
+        .x_label_formatter(&|&v| si_time(v))
+        .y_label_formatter(&|v| format!("{v:.0}"))
         .draw()?;
+    // One flat segment per power-of-two bin: a bin with no gaps is left out, not joined across.
     for (k, c) in r.cpus.iter().enumerate() {
         let colour = crate::report::style::color(k);
-        let steps = c.histogram.iter().flat_map(|&(lo, n)| [(lo as f64, n as f64), (lo as f64 * 2.0, n as f64)]);
-        chart
-            .draw_series(LineSeries::new(steps, colour.stroke_width(2)))?
-            .label(format!("CPU {}", c.cpu))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(2)));
+        let bins = c.histogram.iter().map(|&(lo, n)| vec![(lo as f64, n as f64), (lo as f64 * 2.0, n as f64)]);
+        let mut first = true;
+        for bin in bins {
+            let s = chart.draw_series(LineSeries::new(bin, colour.stroke_width(3)))?;
+            if std::mem::take(&mut first) {
+                s.label(format!("CPU {}", c.cpu))
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], colour.stroke_width(3)));
+            }
+        }
     }
     chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw()?;
     root.present().with_context(|| format!("cannot write {}", path.display()))?;
