@@ -181,6 +181,7 @@ pub const METRICS: &[Metric] = &[
     m("design", "Design", "design", Text, false),
     m("app", "App", "app", Text, false),
     m("cores", "Cores", "cores", Count, false),
+    m("nic_threads", "NIC threads", "NIC threads", Count, false),
     m("ring", "Ring size", "ring", Entries, true),
     m("burst", "Burst size", "burst", Count, false),
     m("frame_len", "Mean frame length", "frame", Bytes, false),
