@@ -167,10 +167,10 @@ pub struct IfaceConfig {
     pub enso: crate::enso::EnsoConfig,
     /// nicmem: NIC memory capacity and header split offset (002 §4-5).
     pub nicmem: crate::nicmem::NicMemConfig,
-    /// privRing: NVIDIA's CQE compression, completions as 8-byte mini-CQEs, eight to a cache line
-    /// ([`crate::cqring::MiniCqe`]; rxBisect §4.3 cites it [32, 33]). Off, as in the papers' setups,
-    /// which do not mention it.
-    pub cqe_compress: bool,
+    /// How the NIC writes completion entries ([`crate::cqring`]): ConnectX 64-byte CQEs, with or
+    /// without CQE compression, or Intel's 32-byte write-back; the simulator sets it from the machine
+    /// profile. Compression engages only under PCIe back pressure, so the live engine never sees it.
+    pub cq: crate::cqring::CqFormat,
     /// What drivers do with packets their Tx ring has no room for: drop them (DPDK's sample apps) or
     /// leave them to the caller to retry (FastClick's blocking `ToDPDKDevice`); set by the app runtime.
     pub tx_full: crate::txring::TxFull,
@@ -198,7 +198,7 @@ impl Default for IfaceConfig {
             ax_policy: crate::rxbisect::AxPolicy::default(),
             enso: crate::enso::EnsoConfig::default(),
             nicmem: crate::nicmem::NicMemConfig::default(),
-            cqe_compress: false,
+            cq: crate::cqring::CqFormat::Cqe64 { compress: false },
             tx_full: crate::txring::TxFull::Drop,
         }
     }
@@ -268,6 +268,10 @@ pub trait DeviceSide: Send {
     /// A periodic measurement from the engine (dynamic shRing's controller input, 000 §4.5). Designs
     /// that adapt at run time override this; others ignore it.
     fn sample(&mut self, _sample: &Sample) {}
+
+    /// No packet is coming: write whatever completions the NIC holds back ([`crate::cqring`]'s mini-CQE
+    /// arrays), as a NIC does once its write queue drains. Designs without held completions ignore it.
+    fn idle<P: Probe>(&mut self, _p: &mut P) {}
 }
 
 /// What an engine measured over one sampling period (000 §4.6 samples every 10 ms), fed to

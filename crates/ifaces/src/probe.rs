@@ -64,6 +64,14 @@ pub trait Probe {
     /// The agent's current time in nanoseconds (wall clock live, virtual time in the sim).
     fn now_ns(&self) -> u64;
 
+    /// NIC only: how long a DMA write issued now waits before the PCIe link takes it (back pressure;
+    /// the simulator's NIC answers from its DMA stage, [`crate::cqring`] compresses completions while it
+    /// is non-zero). Zero elsewhere: the live engine's software NIC has no link to wait for.
+    #[inline(always)]
+    fn dma_wait_ns(&self) -> u64 {
+        0
+    }
+
     /// What follows needs the data of the last read reported: the device cannot write a buffer before the
     /// descriptor that points to it has arrived (and its prefetcher did not read it ahead, see
     /// [`crate::desc::DescPrefetch`]). The simulator makes the agent wait for that read; elsewhere this
@@ -183,6 +191,8 @@ pub struct CountingProbe {
     pub current: Option<Phase>,
     /// Virtual time returned by `now_ns`, advanced by tests.
     pub now: u64,
+    /// What `dma_wait_ns` returns (PCIe back pressure), set by tests.
+    pub dma_wait_ns: u64,
 }
 
 impl Probe for CountingProbe {
@@ -208,5 +218,8 @@ impl Probe for CountingProbe {
     }
     fn now_ns(&self) -> u64 {
         self.now
+    }
+    fn dma_wait_ns(&self) -> u64 {
+        self.dma_wait_ns
     }
 }

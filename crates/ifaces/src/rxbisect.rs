@@ -165,7 +165,7 @@ impl Design for RxBisect {
             let ring = Arc::new(DescRing::new(ax_size));
             slots::fill(&ring, ax_size.len(), &mut PoolCache::new(core as u16, 0, pool.clone()), "ax")?;
             ring.doorbell.ring(&mut NoProbe::default(), ax_size.get());
-            let (prod, cons) = completion_ring(cfg.bx);
+            let (prod, cons) = completion_ring(cfg.bx, cfg.cq);
             bx.push(prod);
             ax.push(AxNic { ring: ring.clone(), next: 0, prefetch: DescPrefetch::new(cfg.prefetch), link: core });
             drivers.push(RxBisectDriver {
@@ -261,7 +261,7 @@ impl DeviceSide for RxBisectDevice {
         let addr = slots::dma_into(p, &self.arena, d, frame)?;
         ax.next = idx.wrapping_add(1);
         let link = ax.link;
-        self.bx[b].push(p, bxe(addr, a, idx, frame.len(), hash));
+        self.bx[b].push(p, bxe(addr, a, idx, frame.len(), hash), None);
         if link != b {
             // The allocating core's notice-only entry, written in parallel (§4.4).
             let bx = &mut self.bx[link];
@@ -271,7 +271,7 @@ impl DeviceSide for RxBisectDevice {
                 pending.pop_front();
             }
             pending.push_back(bx.produced());
-            bx.push(p, bxe(0, a, idx, 0, 0));
+            bx.push(p, bxe(0, a, idx, 0, 0), None);
             self.borrowed += 1;
         }
         Ok(())
@@ -322,7 +322,7 @@ impl DriverSide for RxBisectDriver {
                         break;
                     }
                 }
-                let [addr, ax, len] = self.bx.poll(p).expect("a ready Bx entry");
+                let [addr, ax, len] = self.bx.poll_full(p).expect("a ready Bx entry");
                 polled = true;
                 if addr != 0 {
                     let id = arena.id_of(addr as usize).expect("Bx entry points outside the buffer arena");

@@ -30,9 +30,6 @@ pub struct BenchArgs {
     /// Receive ring size.
     #[arg(long, default_value = "1024")]
     ring: RingSize,
-    /// privRing: completions as 8-byte mini-CQEs (NVIDIA CQE compression, rxBisect §4.3 [32, 33]).
-    #[arg(long)]
-    cqe_compress: bool,
     /// The one-thread column's worker also runs the echo app and transmits, and its device side sends:
     /// the driver side is then a worker's receive + transmit per packet (`bench/peers.sh` sets it
     /// against DPDK testpmd's io forwarding).
@@ -78,7 +75,6 @@ struct Bench {
     rounds: usize,
     burst: usize,
     ring: u32,
-    cqe_compress: bool,
     echo: bool,
     frame_len: usize,
     paths: Vec<Row>,
@@ -106,8 +102,7 @@ pub fn run(args: BenchArgs) -> Result<()> {
         }
         return Ok(());
     }
-    let cfg =
-        IfaceConfig { ring: args.ring, burst: args.burst, cqe_compress: args.cqe_compress, ..IfaceConfig::default() };
+    let cfg = IfaceConfig { ring: args.ring, burst: args.burst, ..IfaceConfig::default() };
     cfg.validate_common()?;
     let designs: Vec<String> = if args.iface.is_empty() {
         ifaces::DESIGN_NAMES.iter().map(|s| s.to_string()).collect()
@@ -161,7 +156,6 @@ pub fn run(args: BenchArgs) -> Result<()> {
         rounds: args.rounds,
         burst: cfg.burst,
         ring: cfg.ring.get(),
-        cqe_compress: cfg.cqe_compress,
         echo: args.echo,
         frame_len: live::handoff::FRAME.len() + wire::frame::FCS_LEN,
         paths: rows,
@@ -187,11 +181,10 @@ pub fn median(s: &mut [f64]) -> f64 {
 
 fn print_table(b: &Bench) {
     println!(
-        "hand-off of {} B packets, NIC thread -> 1 worker, burst {}, ring {}{}: median of {} interleaved rounds of {} packets",
+        "hand-off of {} B packets, NIC thread -> 1 worker, burst {}, ring {}: median of {} interleaved rounds of {} packets",
         b.frame_len,
         b.burst,
         b.ring,
-        if b.cqe_compress { ", mini-CQEs" } else { "" },
         b.rounds,
         b.packets
     );

@@ -155,8 +155,9 @@ pub struct Params {
     /// Ensō: notification prefetching (§4.2) [default: false].
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub enso_prefetch: Option<bool>,
-    /// privRing: NVIDIA CQE compression, completions as 8-byte mini-CQEs (rxBisect §4.3 [32, 33])
-    /// [default: off].
+    /// Simulator: ConnectX CQE compression (mini-CQE arrays under PCIe back pressure; privRing's
+    /// completions, whose descriptor is implicit) [default: the profile's `nic.cqe_compression`: on for
+    /// ConnectX, as DPDK's mlx5 driver; Intel NICs have none].
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub cqe_compress: Option<bool>,
     /// Chaotic Ensō: largest gap between messages, in 64 B quanta (§7.2.3) [default: 4].

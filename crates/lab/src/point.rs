@@ -63,7 +63,6 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
         ax: *get(&p.ax, "ax")?,
         bx: flag("bx", text(&p.bx, "bx")?.parse::<RingSize>())?,
         ax_policy: flag("ax-policy", get(&p.ax_policy, "ax-policy")?.parse())?,
-        cqe_compress: p.cqe_compress.unwrap_or(false),
         layout: flag("buffers", BufLayout::parse(get(&p.buffers, "buffers")?))?,
         dynamic: Thresholds {
             gbps: *get(&p.switch_gbps, "switch-gbps")?,
@@ -179,6 +178,12 @@ pub fn build(p: &Params) -> Result<Config> {
     let runtime = apps::Runtime::parse(get(&p.runtime, "runtime")?).map_err(|e| anyhow!("invalid --runtime: {e}"))?;
     match get(&p.engine, "engine")? {
         Engine::Live => {
+            if p.cqe_compress == Some(true) {
+                bail!(
+                    "invalid --cqe-compress: CQE compression engages under PCIe back pressure, which only the \
+                     simulator has; the live engine's software NIC writes every completion in full"
+                );
+            }
             let parsed: Option<Rate> = (rate != "max").then(|| flag("rate", rate.parse())).transpose()?;
             // With `max` the NIC thread ignores the generator's rate; any valid one will do.
             let gen_cfg = gen_config(p, parsed.unwrap_or(Rate::Gbps(100.0)), cores, &payload)?;
@@ -226,6 +231,7 @@ pub fn build(p: &Params) -> Result<Config> {
                     .transpose()
                     .map_err(|e| anyhow!("invalid --llc-policy: {e}"))?,
                 llc_hash: p.llc_hash,
+                cqe_compress: p.cqe_compress,
                 iface: iface(p)?,
                 design,
                 app,

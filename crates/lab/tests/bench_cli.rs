@@ -23,23 +23,12 @@ fn times_the_floors_and_the_designs_and_divides_by_the_floors() {
         assert!((p["x_frame_ring"].as_f64().unwrap() - ns / frame).abs() < 1e-9, "{p}");
     }
     assert_eq!((v["rounds"].as_u64(), v["frame_len"].as_u64()), (Some(3), Some(64)));
-    assert_eq!(v["cqe_compress"], false);
     let alone: Vec<&serde_json::Value> = paths.iter().map(|p| &p["one_thread_ns_per_packet"]).collect();
     assert!(alone[..2].iter().all(|t| t.is_null()), "the floors have no one-thread time: {alone:?}");
     for t in &alone[2..] {
         let (device, driver) = (t["device"].as_f64().unwrap(), t["driver"].as_f64().unwrap());
         assert!(device > 0.0 && driver > 0.0, "every design has both sides timed: {t}");
     }
-}
-
-#[test]
-fn mini_cqes_are_a_flag_of_the_run() {
-    let out =
-        rxlab(&["bench", "--iface", "privring", "--packets", "20000", "--rounds", "1", "--cqe-compress", "--json"]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["cqe_compress"], true);
-    assert_eq!(v["paths"].as_array().unwrap().len(), 3);
 }
 
 #[test]

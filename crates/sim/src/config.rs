@@ -30,7 +30,10 @@ pub struct SimConfig {
     /// Override of the profile's LLC slices: `false` indexes the LLC's sets by the low line bits as one
     /// slice; `true` keeps the profile's slice hash (and fails on a profile without one).
     pub llc_hash: Option<bool>,
-    /// The receive interface's configuration; its descriptor prefetch is the profile's NIC's.
+    /// Override of the profile NIC's CQE compression (`nic.cqe_compression`).
+    pub cqe_compress: Option<bool>,
+    /// The receive interface's configuration; its descriptor prefetch and completion format are the
+    /// profile's NIC's.
     pub iface: IfaceConfig,
     /// Design name (see [`crate::DESIGN_NAMES`]).
     pub design: String,
@@ -66,6 +69,7 @@ impl Default for SimConfig {
             ddio_ways: None,
             llc_policy: None,
             llc_hash: None,
+            cqe_compress: None,
             iface: IfaceConfig::default(),
             design: "privring".into(),
             app: "echo".into(),

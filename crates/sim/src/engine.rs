@@ -79,6 +79,8 @@ struct CoreState<'c> {
 #[derive(Debug, Clone, Copy)]
 struct Pending {
     start: u64,
+    /// How long it waited for the DMA stage (PCIe back pressure), ps.
+    dma_wait: u64,
     len: usize,
     hash: u32,
     seq: u64,
@@ -197,6 +199,7 @@ pub fn run_design<D: Design, A: App>(
     assert_eq!(apps.len(), cores, "one app per core");
     let mut iface = cfg.iface.clone();
     iface.prefetch.batch = profile.nic.prefetch;
+    iface.cq = profile.nic.cq_format(cfg.cqe_compress).map_err(|message| SimError::Config { option: "cqe-compress", message })?;
     cfg.runtime.configure(&mut iface);
     let arena = Arc::new(Arena::new("sim", D::buffers_needed(&iface), iface.layout).map_err(SimError::Arena)?);
     let pool = SharedPool::new(arena.clone());
@@ -281,7 +284,10 @@ pub fn run_design<D: Design, A: App>(
         check.offered(meta.seq, meta.flow);
         wire_order.offered(meta.seq, meta.flow);
         match nic.admit(arrival, meta.len) {
-            Some(start) => return Some((Pending { start, len: meta.len, hash, seq: meta.seq }, at)),
+            Some(start) => {
+                let dma_wait = nic.dma_wait();
+                return Some((Pending { start, dma_wait, len: meta.len, hash, seq: meta.seq }, at));
+            }
             None => {
                 check.dropped(meta.seq);
                 c.drops.add(DropReason::NicBufferFull);
@@ -332,7 +338,7 @@ pub fn run_design<D: Design, A: App>(
                 let Some(p) = pending.take() else { continue };
                 // The DMA is accounted at the time it lands (this event), like every other agent's
                 // traffic at its own event time; the pipeline is free again once the link has taken it.
-                let mut probe = SimProbe::new(&mut m, Agent::Nic, t, &cell);
+                let mut probe = SimProbe::new(&mut m, Agent::Nic, t, &cell).with_dma_wait(p.dma_wait);
                 let queue = reta.queue(p.hash);
                 debug_assert_eq!(frame.frame().len(), p.len, "the frame buffer holds the pending packet");
                 let r = device.rx(&mut probe, queue, p.hash, frame.frame());
@@ -370,7 +376,14 @@ pub fn run_design<D: Design, A: App>(
                         q.push((p.start + land_ps(&m, p.len)).max(t), Event::NicRx);
                         pending = Some(p);
                     }
-                    None => arrivals_done = true,
+                    None => {
+                        // The last packet is in: the NIC writes whatever completions it held back.
+                        device.idle(&mut SimProbe::new(&mut m, Agent::Nic, t, &cell));
+                        for (i, st) in core_state.iter_mut().enumerate() {
+                            wake_core(&mut q, st, i, t);
+                        }
+                        arrivals_done = true;
+                    }
                 }
             }
             Event::NicTx => {

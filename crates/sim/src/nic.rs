@@ -31,6 +31,8 @@ pub struct Nic {
     pipe_free: u64,
     /// When the receive DMA stage can start the next packet's writes.
     dma_free: u64,
+    /// How long the packet admitted last waited for the DMA stage after the pipeline, ps.
+    dma_wait: u64,
     /// When the transmit engine can run again.
     pub tx_free: u64,
     /// Time of the scheduled transmit run, if any (a run scheduled earlier replaces it).
@@ -51,6 +53,7 @@ impl Nic {
             backlog_bytes: 0,
             pipe_free: 0,
             dma_free: 0,
+            dma_wait: 0,
             tx_free: 0,
             tx_wake: None,
             tx_batch: p.nic.prefetch.max(1) as usize,
@@ -75,11 +78,20 @@ impl Nic {
         }
         self.pipe_free = arrival.max(self.pipe_free) + self.pkt_ps;
         let start = self.pipe_free.max(self.dma_free);
+        self.dma_wait = start - self.pipe_free;
         // The packet holds its buffer space until its DMA starts.
         self.backlog.push_back((start, len as u32));
         self.backlog_bytes += len;
         self.dma_free = start;
         Some(start)
+    }
+
+    /// How long the packet admitted last waited for the DMA stage, ps: the stage was still busy with
+    /// earlier packets' PCIe traffic (the link taking their writes, or a descriptor fetch's round trip),
+    /// so a write the NIC queues now waits about as long: PCIe back pressure.
+    #[inline]
+    pub fn dma_wait(&self) -> u64 {
+        self.dma_wait
     }
 
     /// The receive DMA admitted last finished issuing its writes at `end`.

@@ -54,6 +54,7 @@ pub struct SimProbe<'m> {
     /// Completion time of the NIC's latest read in this step.
     last_dma_read: Option<u64>,
     doorbell_at: Option<u64>,
+    dma_wait: u64,
 }
 
 /// What a step cost, once the probe is finished.
@@ -80,7 +81,14 @@ impl<'m> SimProbe<'m> {
             last_read,
             last_dma_read: None,
             doorbell_at: None,
+            dma_wait: 0,
         }
+    }
+
+    /// The NIC's DMA writes wait `ps` for the link (PCIe back pressure, [`crate::nic::Nic::dma_wait`]).
+    pub fn with_dma_wait(mut self, ps: u64) -> SimProbe<'m> {
+        self.dma_wait = ps;
+        self
     }
 
     /// The agent's current time, ps.
@@ -247,6 +255,10 @@ impl Probe for SimProbe<'_> {
 
     fn now_ns(&self) -> u64 {
         self.now / 1000
+    }
+
+    fn dma_wait_ns(&self) -> u64 {
+        self.dma_wait / 1000
     }
 
     #[inline]

@@ -204,6 +204,28 @@ pub struct NicParams {
     /// leave lines modified in that core, so a worker's first read of one pays the core-to-core
     /// transfer rather than DDIO's LLC hit. Off for hardware NICs.
     pub software: bool,
+    /// Bytes of one completion entry the NIC writes: 64 (a ConnectX CQE) or 32 (Intel's receive
+    /// descriptor write-back) ([`ifaces::cqring`]).
+    pub cqe_bytes: usize,
+    /// CQE compression enabled (ConnectX only; `--cqe-compress` overrides): completions that would wait
+    /// for PCIe are merged into mini-CQE arrays ([`ifaces::cqring`]).
+    pub cqe_compression: bool,
+}
+
+impl NicParams {
+    /// How this NIC writes completions, with compression as `compress` asks (the profile's setting if
+    /// `None`); an error names what cannot be.
+    pub fn cq_format(&self, compress: Option<bool>) -> Result<ifaces::cqring::CqFormat, String> {
+        use ifaces::cqring::CqFormat;
+        match (self.cqe_bytes, compress.unwrap_or(self.cqe_compression)) {
+            (64, compress) => Ok(CqFormat::Cqe64 { compress }),
+            (32, false) => Ok(CqFormat::Wb32),
+            (32, true) => Err("this NIC writes 32-byte descriptors back (nic.cqe_bytes = 32); only 64-byte CQEs \
+                               have CQE compression"
+                .into()),
+            (b, _) => Err(format!("nic.cqe_bytes must be 64 (a ConnectX CQE) or 32 (Intel write-back), got {b}")),
+        }
+    }
 }
 
 /// A machine: cores, caches, DDIO, DRAM, PCIe and NIC.
@@ -450,6 +472,12 @@ const R640_SOURCES: &[Source] = &[
     ("nic.prefetch", "ifaces PrefetchParams default (DPDK RX_PTHRESH 8)"),
     ("nic.memory", "[P2] ConnectX-5 exposes 256 KiB of on-NIC memory to software (nicmem §5)"),
     ("nic.software", "a hardware NIC: its DMA writes go through DDIO, not a core's stores"),
+    ("nic.cqe_bytes", "ConnectX CQEs are 64 B (Linux mlx5 `struct mlx5_cqe64`)"),
+    (
+        "nic.cqe_compression",
+        "DPDK mlx5 guide, rxq_cqe_comp_en: enabled by default; the NIC compresses when it detects PCI back \
+         pressure (DPDK commit \"net/mlx5: handle Rx CQE compression\"). nicmem's artifact turns it off",
+    ),
 ];
 
 /// Sources of [`Profile::i9_9960x_enso`]'s own values.
@@ -471,6 +499,13 @@ const I9_SOURCES: &[Source] = &[
     ("nic.prefetch", "ifaces PrefetchParams default (DPDK RX_PTHRESH 8)"),
     ("nic.memory", "no on-NIC memory exposed in paper 004"),
     ("nic.software", "a hardware NIC: its DMA writes go through DDIO, not a core's stores"),
+    (
+        "nic.cqe_bytes",
+        "[P4] §7: the packetized baseline runs on an Intel E810 with DPDK, whose ice driver writes 32-byte \
+         receive descriptors back (its default; 16-byte only at build time); Ensō's own notifications are \
+         its format",
+    ),
+    ("nic.cqe_compression", "Intel NICs have no CQE compression"),
 ];
 
 /// Sources of [`Profile::silver4110_xl710`]'s own values.
@@ -494,6 +529,12 @@ const SILVER4110_SOURCES: &[Source] = &[
     ("nic.prefetch", "ifaces PrefetchParams default (DPDK i40e RX_PTHRESH 8)"),
     ("nic.memory", "the XL710 exposes no on-NIC memory"),
     ("nic.software", "a hardware NIC: its DMA writes go through DDIO, not a core's stores"),
+    (
+        "nic.cqe_bytes",
+        "Intel XL710 datasheet §8.3.2.2: 32-byte receive descriptor write-back (DPDK i40e's default; \
+         16-byte only at build time)",
+    ),
+    ("nic.cqe_compression", "Intel NICs have no CQE compression"),
 ];
 
 impl Profile {
@@ -533,6 +574,8 @@ impl Profile {
                 prefetch: 8,
                 memory: 256 << 10,
                 software: false,
+                cqe_bytes: 64,
+                cqe_compression: true,
             },
             noise: linux_noise(),
         }
@@ -554,6 +597,8 @@ impl Profile {
                 prefetch: 8,
                 memory: 0,
                 software: false,
+                cqe_bytes: 32,
+                cqe_compression: false,
             },
             noise: linux_noise(),
         }
@@ -575,6 +620,8 @@ impl Profile {
                 prefetch: 8,
                 memory: 0,
                 software: false,
+                cqe_bytes: 32,
+                cqe_compression: false,
             },
             noise: linux_noise(),
         }
@@ -673,6 +720,9 @@ impl Profile {
         }
         if let Err(e) = self.noise.validate() {
             return bad(&["noise.rate_hz", "noise.quantiles"], e);
+        }
+        if let Err(message) = self.nic.cq_format(None) {
+            return bad(&["nic.cqe_bytes", "nic.cqe_compression"], message);
         }
         if self.nic.mpps <= 0.0 || self.nic.port_gbps <= 0.0 || self.nic.ports == 0 {
             return bad(

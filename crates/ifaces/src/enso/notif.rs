@@ -9,7 +9,7 @@
 //! TX (§4.1.1): software enqueues a notification per chunk to send and advances NotificationTail_SW; the NIC
 //! overwrites each notification with a completion once it sent the chunk, flipping its flag.
 
-use crate::cqring::{CqConsumer, CqProducer, completion_ring};
+use crate::cqring::{CqConsumer, CqFormat, CqProducer, completion_ring};
 use crate::doorbell::Doorbell;
 use crate::probe::{Access, Probe};
 use crate::ringsize::RingSize;
@@ -21,7 +21,7 @@ pub type Notification = (u32, u64);
 
 /// A thread's RX notification buffer: the NIC's half and software's half.
 pub fn rx_notification_buffer(size: RingSize) -> (RxNotifNic, RxNotifSw) {
-    let (prod, cons) = completion_ring(size);
+    let (prod, cons) = completion_ring(size, CqFormat::Cqe64 { compress: false });
     (RxNotifNic(prod), RxNotifSw { ring: cons, answered: VecDeque::new(), consumed: 0 })
 }
 
@@ -39,7 +39,7 @@ impl RxNotifNic {
     /// Write a notification (a 64-byte DMA write; the flag's Release publishes it). False if full.
     #[inline]
     pub fn push<P: Probe>(&mut self, p: &mut P, (pipe, tail): Notification) -> bool {
-        self.0.push(p, [u64::from(pipe), tail, 0])
+        self.0.push(p, [u64::from(pipe), tail, 0], None)
     }
 
     /// Notifications written so far.
@@ -66,7 +66,7 @@ impl RxNotifSw {
     /// The next notification, answers first (they are the most recent news), then the ring's.
     #[inline]
     pub fn next<P: Probe>(&mut self, p: &mut P) -> Option<Notification> {
-        let n = self.answered.pop_front().or_else(|| self.ring.poll(p).map(|[pipe, tail, _]| (pipe as u32, tail)))?;
+        let n = self.answered.pop_front().or_else(|| self.ring.poll_full(p).map(|[pipe, tail, _]| (pipe as u32, tail)))?;
         self.consumed += 1;
         Some(n)
     }

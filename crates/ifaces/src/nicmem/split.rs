@@ -172,7 +172,7 @@ impl<const M: u8> Design for NicMemDesign<M> {
                     .map_err(|e| ConfigError::new("nicmem", e.to_string()))?,
                 None => Vec::new(),
             };
-            let (cq_dev, cq_drv) = completion_ring(cfg.ring);
+            let (cq_dev, cq_drv) = completion_ring(cfg.ring, cfg.cq);
             let tx = Arc::new(TxQueue::default());
             queues.push(DevQueue { hdr: hdr_dev, primary: pri_dev, secondary: sec_dev, cq: cq_dev, tx: tx.clone() });
             let mut drv = NicMemDriver {
@@ -231,7 +231,7 @@ impl DeviceSide for NicMemDevice {
         };
         let w0 = u64::from(hslot) | (h as u64) << 32;
         let w1 = which | u64::from(pslot) << 8 | (payload.len() as u64) << 32;
-        q.cq.push(p, [w0, w1, u64::from(hash)]);
+        q.cq.push(p, [w0, w1, u64::from(hash)], None);
         Ok(())
     }
 
@@ -357,7 +357,7 @@ impl DriverSide for NicMemDriver {
             self.reclaim(p, core);
             let mut n = 0;
             while n < max {
-                let Some([w0, w1, _hash]) = self.cq.poll(p) else { break };
+                let Some([w0, w1, _hash]) = self.cq.poll_full(p) else { break };
                 let id = self.hdr.take(w0 as u32);
                 let mut pkt = crate::slots::receive(p, core, id, (w0 >> 32) as u32);
                 let (which, slot, len) = (w1 & 0xff, (w1 >> 8) as u32 & 0xff_ffff, (w1 >> 32) as u32);

@@ -147,7 +147,7 @@ pub fn build<S: Sharing>(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<Bu
         groups.push(nic);
         reposts.extend(members);
     }
-    let (cqs, consumers): (Vec<_>, Vec<_>) = (0..cfg.cores).map(|_| completion_ring(cfg.ring)).unzip();
+    let (cqs, consumers): (Vec<_>, Vec<_>) = (0..cfg.cores).map(|_| completion_ring(cfg.ring, cfg.cq)).unzip();
     let drivers = reposts
         .into_iter()
         .zip(consumers)
@@ -178,7 +178,7 @@ impl<N: NicOrder> DeviceSide for ShDevice<N> {
         let d = group.ring().desc((at.desc * self.segs + at.seg) as usize);
         slots::dma_into(p, &self.arena, d, frame)?;
         let last = group.advance(member);
-        cq.push(p, cqe(at, frame.len(), hash, last));
+        cq.push(p, cqe(at, frame.len(), hash, last), None);
         Ok(())
     }
 
@@ -220,7 +220,7 @@ impl<R: Repost> DriverSide for ShDriver<R> {
                     self.alloc_failures += 1;
                     break;
                 };
-                let [w0, w1, last] = self.cq.poll(p).expect("a ready completion");
+                let [w0, w1, last] = self.cq.poll_full(p).expect("a ready completion");
                 let at = Place { desc: w0 as u32, seg: (w0 >> 32) as u32 };
                 let i = (at.desc * self.segs + at.seg) as usize;
                 slots::swap(p, self.repost.ring(), i, w1 as u32, fresh, core, out);
