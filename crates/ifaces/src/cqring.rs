@@ -364,7 +364,8 @@ mod tests {
     use crate::probe::CountingProbe;
     use proptest::prelude::*;
 
-    const FORMATS: [CqFormat; 3] = [CqFormat::Cqe64 { compress: false }, CqFormat::Cqe64 { compress: true }, CqFormat::Wb32];
+    const FORMATS: [CqFormat; 3] =
+        [CqFormat::Cqe64 { compress: false }, CqFormat::Cqe64 { compress: true }, CqFormat::Wb32];
 
     proptest! {
         /// Any interleaving of pushes (full or mini, with and without back pressure), holds ending,

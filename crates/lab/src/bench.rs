@@ -182,11 +182,7 @@ pub fn median(s: &mut [f64]) -> f64 {
 fn print_table(b: &Bench) {
     println!(
         "hand-off of {} B packets, NIC thread -> 1 worker, burst {}, ring {}: median of {} interleaved rounds of {} packets",
-        b.frame_len,
-        b.burst,
-        b.ring,
-        b.rounds,
-        b.packets
+        b.frame_len, b.burst, b.ring, b.rounds, b.packets
     );
     let w = b.paths.iter().map(|r| r.path.len()).max().unwrap_or(0).max(4);
     println!(

@@ -199,7 +199,10 @@ pub fn run_design<D: Design, A: App>(
     assert_eq!(apps.len(), cores, "one app per core");
     let mut iface = cfg.iface.clone();
     iface.prefetch.batch = profile.nic.prefetch;
-    iface.cq = profile.nic.cq_format(cfg.cqe_compress).map_err(|message| SimError::Config { option: "cqe-compress", message })?;
+    iface.cq = profile
+        .nic
+        .cq_format(cfg.cqe_compress)
+        .map_err(|message| SimError::Config { option: "cqe-compress", message })?;
     cfg.runtime.configure(&mut iface);
     let arena = Arc::new(Arena::new("sim", D::buffers_needed(&iface), iface.layout).map_err(SimError::Arena)?);
     let pool = SharedPool::new(arena.clone());

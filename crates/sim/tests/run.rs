@@ -128,7 +128,9 @@ fn completions_as_the_nics_write_them() {
     assert_eq!(none, 0.0);
     assert!(minis > delivered as f64 / 2.0, "{minis} of {delivered} completions compressed");
     assert!(full - mini > 30.0, "{full} vs {mini} B per packet");
-    println!("one lane: {full:.1} B per packet with full CQEs, {mini:.1} with compression ({minis} minis of {delivered})");
+    println!(
+        "one lane: {full:.1} B per packet with full CQEs, {mini:.1} with compression ({minis} minis of {delivered})"
+    );
     // Sixteen lanes: the DMA stage is behind only now and then (waiting for a descriptor fetch at the
     // start), and compression with it.
     let (_, minis, delivered) = run_with(16, true, 64);

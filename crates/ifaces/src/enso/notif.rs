@@ -66,7 +66,8 @@ impl RxNotifSw {
     /// The next notification, answers first (they are the most recent news), then the ring's.
     #[inline]
     pub fn next<P: Probe>(&mut self, p: &mut P) -> Option<Notification> {
-        let n = self.answered.pop_front().or_else(|| self.ring.poll_full(p).map(|[pipe, tail, _]| (pipe as u32, tail)))?;
+        let n =
+            self.answered.pop_front().or_else(|| self.ring.poll_full(p).map(|[pipe, tail, _]| (pipe as u32, tail)))?;
         self.consumed += 1;
         Some(n)
     }
