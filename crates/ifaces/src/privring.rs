@@ -107,7 +107,9 @@ impl DeviceSide for PrivRingDevice {
     }
 
     fn idle<P: Probe>(&mut self, p: &mut P) {
-        self.queues.iter_mut().for_each(|q| q.cq.close(p));
+        if self.compress {
+            self.queues.iter_mut().for_each(|q| q.cq.close(p));
+        }
     }
 
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {

@@ -254,7 +254,11 @@ impl DeviceSide for DynamicDevice {
         let set = self.ring_set();
         match set {
             RingSet::Private => self.private.rx(p, queue, hash, frame),
-            RingSet::Shared => self.shared.rx(p, queue, hash, frame),
+            RingSet::Shared => {
+                // Completions the private rings held before the switch are written now.
+                self.private.idle(p);
+                self.shared.rx(p, queue, hash, frame)
+            }
         }?;
         let n = &mut self.delivered[set as usize][usize::from(queue)];
         *n = n.wrapping_add(1);
@@ -287,6 +291,11 @@ impl DeviceSide for DynamicDevice {
     fn sample(&mut self, s: &Sample) {
         let want = self.controller.decide(s, self.ring_set());
         self.switch_to(want);
+    }
+
+    fn idle<P: Probe>(&mut self, p: &mut P) {
+        self.private.idle(p);
+        self.shared.idle(p);
     }
 }
 
