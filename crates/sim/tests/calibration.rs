@@ -29,6 +29,7 @@ fn calibrated_graphs_cost_what_their_papers_state() {
         };
         cfg.iface.cores = c.cores;
         cfg.iface.ring = RingSize::new(u64::from(c.ring)).unwrap();
+        cfg.cqe_compress = Some(c.cqe_compress);
         let r = run(&cfg).unwrap_or_else(|e| panic!("{}: {e}", g.nf));
         let got = r.cycles.total;
         let off = (got - c.cycles) / c.cycles;
