@@ -20,9 +20,11 @@ impl Column {
         metrics::lookup(self.key).header()
     }
 
-    /// The value, formatted (`-` when the run did not report it).
+    /// The value, formatted (`-` when the run did not report it, and for latency when no packet came
+    /// back to be timed, as with an app that only receives).
     pub fn value(&self, r: &Row) -> String {
-        metrics::lookup(self.key).cell(r.metric(self.key), self.decimals)
+        let untimed = self.key.starts_with("latency.") && r.metric("latency.count") == Some(0.0);
+        metrics::lookup(self.key).cell(if untimed { None } else { r.metric(self.key) }, self.decimals)
     }
 }
 
@@ -47,10 +49,19 @@ pub const COLUMNS: &[Column] = &[
 /// The no-drop rate's columns, shown when some row ran an NDR search (`--ndr`).
 pub const NDR_COLUMNS: &[Column] = &[col("ndr.gbps", 2), col("ndr.mpps", 2)];
 
-/// The metric columns of a table of `rows`: the headline ones, then the NDR's if some row has them.
+/// What the cores received, shown when some row sent nothing back (Ensō Table 1's receive-only app).
+pub const RECEIVED_COLUMNS: &[Column] = &[col("received_mpps", 2)];
+
+/// The metric columns of a table of `rows`: the headline ones, then the NDR's and what the cores
+/// received if some row has them.
 pub fn columns(rows: &[Row]) -> Vec<&'static Column> {
-    let ndr: &[Column] = if rows.iter().any(|r| r.metrics.contains_key("ndr.trial_count")) { NDR_COLUMNS } else { &[] };
-    COLUMNS.iter().chain(ndr).collect()
+    let some = |cond: &dyn Fn(&Row) -> bool, cols: &'static [Column]| if rows.iter().any(cond) { cols } else { &[] };
+    let ndr = some(&|r| r.metrics.contains_key("ndr.trial_count"), NDR_COLUMNS);
+    let received = some(
+        &|r| r.metric("throughput.mpps") == Some(0.0) && r.metric("received_mpps").is_some_and(|m| m > 0.0),
+        RECEIVED_COLUMNS,
+    );
+    COLUMNS.iter().chain(ndr).chain(received).collect()
 }
 
 /// Parameters whose value differs between rows (besides the label), in key order.
@@ -89,4 +100,35 @@ pub fn table(rows: &[Row]) -> String {
         let _ = writeln!(out, "{}", cells.join("  ").trim_end());
     }
     out.trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+    use std::collections::BTreeMap;
+
+    fn row(label: &str, metrics: &[(&str, f64)]) -> Row {
+        let metrics: BTreeMap<String, Value> = metrics.iter().map(|(k, v)| (k.to_string(), (*v).into())).collect();
+        let params = BTreeMap::from([("label".to_string(), label.into())]);
+        Row { index: 0, id: String::new(), params, metrics, error: None, build: String::new() }
+    }
+
+    /// A receive-only run shows what its cores received and no latency, where a forwarding run shows
+    /// its latency.
+    #[test]
+    fn a_run_that_sends_nothing_back_shows_what_it_received_and_no_latency() {
+        let fwd = row("fwd", &[("throughput.mpps", 10.0), ("latency.count", 5.0), ("latency.p50", 2000.0)]);
+        let sink = row(
+            "sink",
+            &[("throughput.mpps", 0.0), ("received_mpps", 148.9), ("latency.count", 0.0), ("latency.p50", 0.0)],
+        );
+        assert!(columns(std::slice::from_ref(&fwd)).iter().all(|c| c.key != "received_mpps"));
+        let cols = columns(&[fwd.clone(), sink.clone()]);
+        let cell = |r: &Row, key: &str| cols.iter().find(|c| c.key == key).unwrap().value(r);
+        assert_eq!(cell(&sink, "received_mpps"), "148.90");
+        assert_eq!(cell(&sink, "latency.p50"), "-");
+        assert_eq!(cell(&fwd, "latency.p50"), "2.0");
+        assert!(table(&[fwd, sink]).contains("148.90"));
+    }
 }

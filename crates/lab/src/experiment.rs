@@ -382,7 +382,7 @@ mod tests {
         assert!(bad.contains("sweep key `app.reads`: give a non-empty list"), "{bad}");
     }
 
-    /// Every experiment file parses; the stacked, CDF and timeline kinds each serve one; every published
+    /// Every experiment file parses; the scatter, stacked, CDF and timeline kinds each serve one; every published
     /// point of a claim lands in one of its experiment's figures.
     #[test]
     fn experiment_files_parse_and_use_every_figure_kind() {
@@ -397,11 +397,11 @@ mod tests {
             let e = Experiment::load(&path).unwrap_or_else(|e| panic!("{e:#}"));
             kinds.extend(e.figures.iter().map(|f| f.kind));
             for p in e.claim.iter().flat_map(|c| &c.published) {
-                let drawn = e.figures.iter().any(|f| f.kind == Kind::Lines && f.y == p.metric);
+                let drawn = e.figures.iter().any(|f| matches!(f.kind, Kind::Lines | Kind::Scatter) && f.y == p.metric);
                 assert!(drawn, "{}: no figure draws the published {} ({})", e.name, p.metric, p.section);
             }
         }
-        for k in [Kind::Stacked, Kind::Cdf, Kind::Timeline] {
+        for k in [Kind::Scatter, Kind::Stacked, Kind::Cdf, Kind::Timeline] {
             assert!(kinds.contains(&k), "no experiment draws a {k:?} figure");
         }
     }

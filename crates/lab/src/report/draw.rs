@@ -2,7 +2,7 @@
 //! and fonts are chosen to read in one column of a two-column paper (a 600 px wide figure shrunk to
 //! 3.3 in keeps its tick labels near 8 pt); the legend sits below the plot, so it never covers data.
 
-use super::figures::Plot;
+use super::figures::{Mark, Plot};
 use super::style::{color, marker};
 use anyhow::{Result, anyhow};
 use plotters::coord::Shift;
@@ -78,7 +78,7 @@ where
         .draw()
         .map_err(err)?;
     let styles = style_indices(plot);
-    if plot.stacked {
+    if plot.mark == Mark::Bars {
         let n = plot.series.first().map_or(0, |s| s.pts.len());
         let mut base = vec![0.0; n];
         for (s, &i) in plot.series.iter().zip(&styles) {
@@ -94,7 +94,10 @@ where
         for (s, &i) in plot.series.iter().zip(&styles) {
             let line = color(i).stroke_width(2);
             // Several points at one x (one per NF, per seed) are a scatter: no line through them.
-            let scatter = s.pts.windows(2).any(|w| w[0].0 == w[1].0);
+            let scatter = match plot.mark {
+                Mark::Auto => s.pts.windows(2).any(|w| w[0].0 == w[1].0),
+                m => m == Mark::Points,
+            };
             match (scatter, s.paper) {
                 (true, _) => {}
                 (false, true) => {
@@ -128,13 +131,16 @@ fn draw_legend<DB: DrawingBackend>(
     for (k, (s, &i)) in plot.series.iter().zip(styles).enumerate() {
         let x = 70 + (k % cols) as i32 * col_w;
         let y = 6 + (k / cols) as i32 * LEGEND_ROW as i32 + LEGEND_ROW as i32 / 2;
-        if plot.stacked {
+        if plot.mark == Mark::Bars {
             area.draw(&Rectangle::new([(x, y - 7), (x + 28, y + 7)], color(i).filled()))?;
             area.draw(&Rectangle::new([(x, y - 7), (x + 28, y + 7)], BLACK.stroke_width(1)))?;
         } else {
             let line = color(i).stroke_width(2);
-            let segments: Vec<(i32, i32)> =
-                if s.paper { vec![(x, 0), (x + 8, 0), (x + 13, 0), (x + 21, 0)] } else { vec![(x, 0), (x + 28, 0)] };
+            let segments: Vec<(i32, i32)> = match (plot.mark, s.paper) {
+                (Mark::Points, _) => vec![],
+                (_, true) => vec![(x, 0), (x + 8, 0), (x + 13, 0), (x + 21, 0)],
+                (_, false) => vec![(x, 0), (x + 28, 0)],
+            };
             for seg in segments.chunks(2) {
                 area.draw(&PathElement::new(vec![(seg[0].0, y), (seg[1].0, y)], line))?;
             }

@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! [[figure]]
-//! kind = "lines"                      # default; or "stacked", "cdf", "timeline"
+//! kind = "lines"                      # default; or "scatter", "stacked", "cdf", "timeline"
 //! title = "Throughput vs ring size"   # default: from the metrics' names
 //! x = "ring"                          # a parameter or metric column
 //! y = "throughput.gbps_wire"          # a metric column
@@ -14,6 +14,8 @@
 //!
 //! - `lines`: one point per row, one line per series; the paper's published points for `y` (from the
 //!   experiment's `[[claim.published]]`) are drawn beside them, hollow and dashed.
+//! - `scatter`: as `lines`, but points only, never joined: one dot per run, e.g. nicmem Fig. 7's 480 NFs
+//!   per design placed by their cycles per packet and memory bandwidth.
 //! - `stacked`: one bar per value of `x` (default `label`), stacking the metrics of `stack`, e.g. cycles
 //!   per packet split into processing and synchronisation (shRing Fig. 2a):
 //!   `stack = ["derived.cycles_processing", "cycles.phases.sync"]`, with `y` naming the axis.
@@ -23,8 +25,8 @@
 //!
 //! `along = "ARRAY"` draws any array every row reports, one line per row, `x` and `y` naming fields of its
 //! elements (`cdf` and `timeline` are `along` with their arrays and fields filled in).
-//! Text x values (design names, `imix`) are placed evenly in order of first appearance; rates such as
-//! `35Mpps` are numbers.
+//! Text x values (design names, `imix`) are placed evenly in order of first appearance and their points
+//! are not joined (no line between two designs); rates such as `35Mpps` are numbers.
 
 use super::axis::{Axis, Scale};
 use super::metrics::{self, Resolved, Unit, legend_part};
@@ -40,6 +42,8 @@ pub enum Kind {
     /// A metric against a parameter, one line per series.
     #[default]
     Lines,
+    /// A metric against a parameter or another metric, points only.
+    Scatter,
     /// Stacked bars of several metrics per category.
     Stacked,
     /// Latency CDFs, one per row.
@@ -108,8 +112,21 @@ pub struct Plot {
     pub y: Axis,
     /// Series; for stacked bars, one per stacked metric with one point per category.
     pub series: Vec<Series>,
-    /// Draw the series as stacked bars.
-    pub stacked: bool,
+    /// How the series' points are drawn.
+    pub mark: Mark,
+}
+
+/// How a plot draws its series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// Points joined in x order (curves: CDFs, timelines).
+    Lines,
+    /// Points joined unless a series has several at one x (a sweep with one run per NF at each x).
+    Auto,
+    /// Points only (scatter plots, categories).
+    Points,
+    /// Stacked bars, one per category.
+    Bars,
 }
 
 impl FigureSpec {
@@ -162,9 +179,11 @@ impl FigureSpec {
         }
     }
 
-    /// The metrics this figure shows on its y axis (a claim about one of them links here).
+    /// The metrics this figure shows on its y axis, or on either axis of a scatter (a claim about one
+    /// of them links here).
     pub fn shows(&self, metric: &str) -> bool {
-        self.array().is_none() && (self.y_key() == metric || self.stack.iter().any(|s| s == metric))
+        let on_x = self.kind == Kind::Scatter && self.x_key() == metric;
+        self.array().is_none() && (self.y_key() == metric || on_x || self.stack.iter().any(|s| s == metric))
     }
 
     /// The title shown.
@@ -180,7 +199,7 @@ impl FigureSpec {
                 let parts: Vec<String> = self.stack.iter().map(|s| metrics::lookup(s).short).collect();
                 format!("{} ({}) by {}", metrics::lookup(self.y_key()).name, parts.join(" + "), x.to_lowercase())
             }
-            Kind::Lines => format!("{y} vs {}", x.to_lowercase()),
+            Kind::Lines | Kind::Scatter => format!("{y} vs {}", x.to_lowercase()),
         }
     }
 
@@ -190,8 +209,12 @@ impl FigureSpec {
             Kind::Stacked if self.stack.is_empty() => {
                 bail!("a `stacked` figure needs `stack`, e.g. [\"derived.cycles_processing\", \"cycles.phases.sync\"]")
             }
-            Kind::Lines if self.y.is_empty() => bail!("a `lines` figure needs `y`, a metric column of results.csv"),
-            Kind::Lines if self.x.is_empty() => bail!("a `lines` figure needs `x`, a parameter or metric column"),
+            Kind::Lines | Kind::Scatter if self.y.is_empty() => {
+                bail!("a `lines` or `scatter` figure needs `y`, a metric column of results.csv")
+            }
+            Kind::Lines | Kind::Scatter if self.x.is_empty() => {
+                bail!("a `lines` or `scatter` figure needs `x`, a parameter or metric column")
+            }
             _ => Ok(()),
         }
     }
@@ -236,7 +259,7 @@ impl FigureSpec {
         let x = Axis::numeric(&xc, xc.unit, &values(|p| p.0), self.log_x, false);
         let y = Axis::numeric(&yc, yc.unit, &values(|p| p.1), self.log_y, true);
         let series = raw.into_iter().map(|(name, pts)| own(name, pts.iter().map(|p| (x.at(p.0), y.at(p.1))))).collect();
-        Ok(Plot { title: self.title(), x, y, series, stacked: false })
+        Ok(Plot { title: self.title(), x, y, series, mark: Mark::Lines })
     }
 
     /// One bar per category, stacking the `stack` metrics (means over the category's rows).
@@ -265,7 +288,7 @@ impl FigureSpec {
             .zip(parts)
             .map(|(m, p)| own(metrics::lookup(m).short, p.into_iter().enumerate().map(|(i, v)| (i as f64, y.at(v)))))
             .collect();
-        Ok(Plot { title: self.title(), x, y, series, stacked: true })
+        Ok(Plot { title: self.title(), x, y, series, mark: Mark::Bars })
     }
 
     /// One point per row, lines by series, and the paper's points for `y`.
@@ -317,15 +340,30 @@ impl FigureSpec {
         };
         let yc = metrics::lookup(yk);
         let y = Axis::numeric(&yc, yc.unit, &values(|p| p.1), self.log_y, true);
+        // Over categories, each series sits a little beside the others, so equal values stay visible; the
+        // paper's points sit where the rxlab series they belong to does.
+        let slots = first_appearance(raw.iter().map(|s| s.key.clone()));
+        let dodge = |key: &str| match (x.scale, slots.len()) {
+            (Scale::Categories, n) if n > 1 => {
+                let k = slots.iter().position(|s| s == key).unwrap_or(0) as f64;
+                (k - (n - 1) as f64 / 2.0) * (0.4 / (n - 1) as f64).min(0.12)
+            }
+            _ => 0.0,
+        };
         let series = raw
             .into_iter()
             .map(|mut s| {
                 s.pts.sort_by(|a, b| a.0.total_cmp(&b.0));
-                let at = |p: &(f64, f64)| (if x.scale == Scale::Categories { p.0 } else { x.at(p.0) }, y.at(p.1));
+                let off = dodge(&s.key);
+                let at = |p: &(f64, f64)| (if x.scale == Scale::Categories { p.0 + off } else { x.at(p.0) }, y.at(p.1));
                 Series { pts: s.pts.iter().map(at).collect(), ..s }
             })
             .collect();
-        Ok(Plot { title: self.title(), x, y, series, stacked: false })
+        let mark = match (self.kind, x.scale) {
+            (Kind::Scatter, _) | (_, Scale::Categories) => Mark::Points,
+            _ => Mark::Auto,
+        };
+        Ok(Plot { title: self.title(), x, y, series, mark })
     }
 }
 

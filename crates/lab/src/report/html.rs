@@ -40,6 +40,10 @@ fn figure_link(s: &Section, metric: &str) -> String {
         .map_or_else(String::new, |i| format!("<a href=\"#{}\">Fig. {}</a>", esc(&s.figures[i].id), i + 1))
 }
 
+/// Point tables longer than this fold under a summary line, so a 960-run sweep does not bury the
+/// experiments after it.
+const FOLD_ROWS: usize = 24;
+
 fn table(out: &mut String, header: &[String], rows: &[Vec<String>]) {
     out.push_str("<table><tr>");
     header.iter().for_each(|h| _ = write!(out, "<th>{}</th>", esc(h)));
@@ -125,7 +129,13 @@ pub fn page(sections: &[Section]) -> String {
                 line
             })
             .collect();
-        table(&mut out, &header, &rows);
+        if rows.len() > FOLD_ROWS {
+            _ = write!(out, "<details><summary>{} points</summary>", rows.len());
+            table(&mut out, &header, &rows);
+            out.push_str("</details>\n");
+        } else {
+            table(&mut out, &header, &rows);
+        }
     }
     out.push_str("</body></html>\n");
     out

@@ -232,6 +232,24 @@ mod tests {
         assert!(svg.contains("privRing, ring 1 Ki"), "legend in words");
     }
 
+    /// Curves are joined even where a CDF climbs at one latency; runs in a scatter and points over design
+    /// names are never joined; a sweep is joined unless it holds several runs at one x.
+    #[test]
+    fn each_kind_joins_its_points_as_a_reader_expects() {
+        use super::figures::Mark;
+        let mut steep = rows();
+        for r in &mut steep {
+            r.metrics.insert("latency_cdf.1.ns".into(), r.metrics["latency_cdf.0.ns"].clone());
+        }
+        let mark = |text: &str, rows: &[Row]| spec(text).plot(rows, &[], "p").unwrap().mark;
+        assert_eq!(mark("kind = 'cdf'", &steep), Mark::Lines);
+        assert_eq!(mark("kind = 'scatter'\nx = 'cycles.total'\ny = 'latency.mean'", &rows()), Mark::Points);
+        assert_eq!(mark("x = 'label'\ny = 'latency.mean'", &rows()), Mark::Points);
+        assert_eq!(mark("x = 'ring'\ny = 'latency.mean'", &rows()), Mark::Auto);
+        let (svg, _) = render(&spec("kind = 'scatter'\nx = 'cycles.total'\ny = 'latency.mean'"), &[]);
+        assert!(svg.contains("Cycles per packet") && svg.contains("Mean latency"), "scatter axes: {svg}");
+    }
+
     #[test]
     fn a_figure_missing_what_its_kind_needs_names_the_field() {
         let e = spec("kind = 'stacked'").validate().unwrap_err().to_string();
