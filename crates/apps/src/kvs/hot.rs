@@ -90,6 +90,7 @@ impl HotItems {
             let key = self.keys.remove(&k).expect("hot items have their key");
             if let Evicted::Dirty(value) = e {
                 part.put(p, &key, &value, KeyHash(k));
+                self.set.recycle(value);
             }
         }
         for k in top {

@@ -266,13 +266,15 @@ pub struct HotSet {
     /// the value, which a zero-copy segment cannot carry).
     min_zero_copy: usize,
     items: KeyMap<Hot>,
+    /// Pending buffers of items made cold, emptied, for the next items made hot.
+    spares: Vec<Vec<u8>>,
 }
 
 impl HotSet {
     /// An empty set over `nicmem`, for `core`, sending values of at least `min_zero_copy` bytes
     /// zero-copy.
     pub fn new(nicmem: Arc<NicMem>, core: u16, min_zero_copy: usize) -> HotSet {
-        HotSet { nicmem, core, min_zero_copy, items: KeyMap::default() }
+        HotSet { nicmem, core, min_zero_copy, items: KeyMap::default(), spares: Vec::new() }
     }
 
     /// The NIC memory.
@@ -296,7 +298,12 @@ impl HotSet {
                 capacity: room,
             });
         };
-        let mut h = Hot { buf, len: 0, valid: false, dirty: false, pending: value.to_vec(), sum: 0 };
+        // A pending buffer of an item made cold before, or a new one with room for any value a buffer
+        // holds: never freed or grown while the run lasts, so which host addresses the simulator sees
+        // touched does not depend on what the allocator hands back (nor on other runs in the process).
+        let mut pending = self.spares.pop().unwrap_or_else(|| Vec::with_capacity(room));
+        pending.extend_from_slice(value);
+        let mut h = Hot { buf, len: 0, valid: false, dirty: false, pending, sum: 0 };
         refresh(p, &self.nicmem, &mut h);
         self.items.insert(key, h);
         Ok(())
@@ -358,7 +365,17 @@ impl HotSet {
         }
         let h = self.items.remove(&key)?;
         self.nicmem.dealloc_nicmem([h.buf]);
-        Some(if h.dirty { Evicted::Dirty(h.pending) } else { Evicted::Clean })
+        if h.dirty {
+            return Some(Evicted::Dirty(h.pending));
+        }
+        self.recycle(h.pending);
+        Some(Evicted::Clean)
+    }
+
+    /// Take back the pending buffer an [`Evicted::Dirty`] handed out, once its value is stored.
+    pub fn recycle(&mut self, mut pending: Vec<u8>) {
+        pending.clear();
+        self.spares.push(pending);
     }
 }
 

@@ -28,7 +28,7 @@ use crate::packet::{Backing, Packet};
 use crate::pool::SharedPool;
 use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
-use crate::sync::{Arc, Mutex};
+use crate::sync::{Arc, AtomicUsize, Mutex, Ordering};
 use std::collections::VecDeque;
 use wire::QueueId;
 
@@ -58,6 +58,8 @@ struct TxDesc {
     header: Header,
     /// Ring, buffer and length of the payload.
     payload: Option<(u64, BufId, u32)>,
+    /// Its slot in the queue's descriptor memory.
+    slot: usize,
 }
 
 #[derive(Debug)]
@@ -67,16 +69,37 @@ enum Header {
 }
 
 /// A queue's transmit descriptors: posted, and completed.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct TxQueue {
     posted: Mutex<VecDeque<TxDesc>>,
     done: Mutex<Vec<TxDesc>>,
+    /// The descriptor ring in memory: the n-th descriptor posted is written to and read from slot
+    /// n mod its length, 64 B each, at addresses fixed for the run (a growing queue's heap addresses
+    /// would depend on what the allocator hands back, and so would the simulated caches).
+    ring: Box<[[u64; 8]]>,
+    /// Descriptors posted so far (written under `posted`'s lock).
+    next: AtomicUsize,
 }
 
-/// The NIC takes the oldest posted descriptor, reading it where it is queued.
+impl TxQueue {
+    fn new(size: RingSize) -> TxQueue {
+        TxQueue {
+            posted: Mutex::default(),
+            done: Mutex::default(),
+            ring: vec![[0; 8]; size.len()].into_boxed_slice(),
+            next: AtomicUsize::new(0),
+        }
+    }
+
+    fn slot_addr(&self, slot: usize) -> usize {
+        &self.ring[slot] as *const [u64; 8] as usize
+    }
+}
+
+/// The NIC takes the oldest posted descriptor, reading it from its slot.
 fn pop_descriptor<P: Probe>(p: &mut P, tx: &TxQueue) -> Option<TxDesc> {
     let mut posted = tx.posted.lock().unwrap();
-    p.touch(posted.front()? as *const TxDesc as usize, 64, Access::Read);
+    p.touch(tx.slot_addr(posted.front()?.slot), 64, Access::Read);
     posted.pop_front()
 }
 
@@ -173,7 +196,7 @@ impl<const M: u8> Design for NicMemDesign<M> {
                 None => Vec::new(),
             };
             let (cq_dev, cq_drv) = completion_ring(cfg.ring, cfg.cq);
-            let tx = Arc::new(TxQueue::default());
+            let tx = Arc::new(TxQueue::new(cfg.tx_ring));
             queues.push(DevQueue { hdr: hdr_dev, primary: pri_dev, secondary: sec_dev, cq: cq_dev, tx: tx.clone() });
             let mut drv = NicMemDriver {
                 hdr: hdr_drv,
@@ -414,14 +437,14 @@ impl DriverSide for NicMemDriver {
                     }
                     (which, id, len)
                 });
-                descs.push(TxDesc { header, payload });
+                let slot = self.tx.next.fetch_add(1, Ordering::Relaxed) % self.tx.ring.len();
+                descs.push(TxDesc { header, payload, slot });
             }
             let n = descs.len();
             let mut posted = self.tx.posted.lock().unwrap();
             for d in descs {
+                p.touch(self.tx.slot_addr(d.slot), 64, Access::Write);
                 posted.push_back(d);
-                // The descriptor's write, at its place in the queue (a heap address, stable per run).
-                p.touch(posted.back().expect("just queued") as *const TxDesc as usize, 64, Access::Write);
             }
             n
         })
