@@ -52,6 +52,14 @@ impl<D: Design> Port<D> {
     /// drivers have been dropped; each failure names the invariant and the numbers.
     pub fn check_invariants(&self, nic: &NicStats, workers: &[WorkerStats]) -> Result<Vec<String>, LiveError> {
         let fail = |m: String| Err(LiveError::Invariant(m));
+        if self.sink.too_late > 0 {
+            return fail(format!(
+                "no-duplicate: {} packets were delivered after more than 2^24 newer ones, too late to check \
+                 (e.g. {})",
+                self.sink.too_late,
+                self.sink.examples.join("; ")
+            ));
+        }
         let counts = RunCounts {
             offered: nic.offered,
             delivered: workers.iter().map(|w| w.rx).sum(),

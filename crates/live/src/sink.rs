@@ -2,10 +2,10 @@
 //! the stamp, throughput, reordering) plus the delivery invariants (DESIGN.md).
 //!
 //! Runs on the NIC thread for every packet a design transmits, so it is built for speed: flows and
-//! sequence numbers are dense (they index the pre-built frames), so duplicates are a bitmap lookup and
-//! per-flow order a vector lookup, with no hashing.
+//! sequence numbers are dense (they index the pre-built frames), so duplicates are a bitmap lookup (over
+//! the last 2^24 numbers, [`SeenWindow`]) and per-flow order a vector lookup, with no hashing.
 
-use measure::{FlowOrder, LatencyHistogram, ReorderTracker};
+use measure::{FlowOrder, LatencyHistogram, ReorderTracker, Seen, SeenWindow};
 use wire::Stamp;
 
 /// Received packets' measurements.
@@ -21,7 +21,10 @@ pub struct Sink {
     pub reorder: ReorderTracker,
     /// RFC 4737 reordering within each flow; a design that promises per-flow order must keep it at 0.
     pub flow_order: FlowOrder,
-    seen: Vec<u64>,
+    seen: SeenWindow,
+    /// Packets delivered after more than [`measure::seen::SEEN_WINDOW`] newer ones: too late to tell
+    /// whether they were duplicates.
+    pub too_late: u64,
     /// Packets received over the whole run.
     pub received: u64,
     /// Packets sent inside the window and received.
@@ -50,7 +53,8 @@ impl Sink {
             latency: LatencyHistogram::new(),
             reorder: ReorderTracker::new(REORDER_WINDOW),
             flow_order: FlowOrder::new(flows),
-            seen: Vec::new(),
+            seen: SeenWindow::new(),
+            too_late: 0,
             received: 0,
             window_packets: 0,
             window_bytes: 0,
@@ -70,16 +74,17 @@ impl Sink {
             self.untimed += 1;
             return;
         };
-        let (word, bit) = ((stamp.seq / 64) as usize, 1u64 << (stamp.seq % 64));
-        if word >= self.seen.len() {
-            self.seen.resize((word + 1).next_power_of_two(), 0);
+        match self.seen.insert(stamp.seq) {
+            Seen::New => {}
+            Seen::Again => {
+                self.duplicates += 1;
+                return self.example(format!("seq {} delivered twice", stamp.seq));
+            }
+            Seen::TooLate => {
+                self.too_late += 1;
+                return self.example(format!("seq {} delivered after 2^24 newer packets", stamp.seq));
+            }
         }
-        if self.seen[word] & bit != 0 {
-            self.duplicates += 1;
-            self.example(format!("seq {} delivered twice", stamp.seq));
-            return;
-        }
-        self.seen[word] |= bit;
         let flow = self.flow_of.get((stamp.seq % self.flow_of.len().max(1) as u64) as usize).copied().unwrap_or(0);
         if let Some(later) = self.flow_order.record(flow, stamp.seq) {
             self.example(format!("flow {flow}: seq {} after {later}", stamp.seq));
