@@ -113,6 +113,11 @@ where
             chart.draw_series(shown.map(|(_, p)| marker(*p, i, s.paper))).map_err(err)?;
         }
     }
+    for r in &plot.rules {
+        let ends =
+            if r.vertical { [(r.at, y.range.0), (r.at, y.range.1)] } else { [(x.range.0, r.at), (x.range.1, r.at)] };
+        chart.draw_series(DashedLineSeries::new(ends, 6, 4, BLACK.mix(0.6).stroke_width(1))).map_err(err)?;
+    }
     if plot.series.len() > 1 {
         draw_legend(&legend, plot, &styles).map_err(err)?;
     }

@@ -114,6 +114,33 @@ pub struct Plot {
     pub series: Vec<Series>,
     /// How the series' points are drawn.
     pub mark: Mark,
+    /// Thresholds drawn across the plot.
+    pub rules: Vec<Rule>,
+}
+
+/// A threshold a claim counts runs against (`above = X`), drawn across the plot where an axis shows its
+/// metric: nicmem Fig. 7's 1808-cycle budget and 30 GB/s.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// A vertical line (a threshold on x) rather than a horizontal one.
+    pub vertical: bool,
+    /// Where, in plot coordinates.
+    pub at: f64,
+}
+
+impl Plot {
+    /// Draw `value` of `metric` as a rule on each numeric axis of `spec` that shows `metric`, if it lies
+    /// inside that axis's range.
+    pub fn rule(&mut self, spec: &FigureSpec, metric: &str, value: f64) {
+        for (vertical, key, axis) in [(true, spec.x_key(), &self.x), (false, spec.y_key(), &self.y)] {
+            let at = axis.at(value);
+            let inside = axis.range.0 <= at && at <= axis.range.1;
+            let rule = Rule { vertical, at };
+            if key == metric && axis.scale != Scale::Categories && inside && !self.rules.contains(&rule) {
+                self.rules.push(rule);
+            }
+        }
+    }
 }
 
 /// How a plot draws its series.
@@ -259,7 +286,7 @@ impl FigureSpec {
         let x = Axis::numeric(&xc, xc.unit, &values(|p| p.0), self.log_x, false);
         let y = Axis::numeric(&yc, yc.unit, &values(|p| p.1), self.log_y, true);
         let series = raw.into_iter().map(|(name, pts)| own(name, pts.iter().map(|p| (x.at(p.0), y.at(p.1))))).collect();
-        Ok(Plot { title: self.title(), x, y, series, mark: Mark::Lines })
+        Ok(Plot { title: self.title(), x, y, series, mark: Mark::Lines, rules: vec![] })
     }
 
     /// One bar per category, stacking the `stack` metrics (means over the category's rows).
@@ -288,7 +315,7 @@ impl FigureSpec {
             .zip(parts)
             .map(|(m, p)| own(metrics::lookup(m).short, p.into_iter().enumerate().map(|(i, v)| (i as f64, y.at(v)))))
             .collect();
-        Ok(Plot { title: self.title(), x, y, series, mark: Mark::Bars })
+        Ok(Plot { title: self.title(), x, y, series, mark: Mark::Bars, rules: vec![] })
     }
 
     /// One point per row, lines by series, and the paper's points for `y`.
@@ -363,7 +390,7 @@ impl FigureSpec {
             (Kind::Scatter, _) | (_, Scale::Categories) => Mark::Points,
             _ => Mark::Auto,
         };
-        Ok(Plot { title: self.title(), x, y, series, mark })
+        Ok(Plot { title: self.title(), x, y, series, mark, rules: vec![] })
     }
 }
 

@@ -97,7 +97,13 @@ pub fn section(dir: &Path, page_dir: &Path) -> Result<Section> {
         .map(|(i, spec)| {
             let name = format!("{}-{}", exp.name, i + 1);
             let stem = fig_dir.join(&name);
-            let plot = spec.plot(&rows, published, paper).map_err(|e| anyhow::anyhow!("{}: {e:#}", path.display()))?;
+            let mut plot =
+                spec.plot(&rows, published, paper).map_err(|e| anyhow::anyhow!("{}: {e:#}", path.display()))?;
+            for check in exp.claim.iter().flat_map(|c| &c.check) {
+                if let Some(threshold) = check.above {
+                    plot.rule(spec, &check.metric, threshold);
+                }
+            }
             let svg = write_figure(&plot, &stem)?;
             let png = stem.with_extension("png");
             let rel = png.strip_prefix(page_dir).unwrap_or(&png).display().to_string();
@@ -248,6 +254,21 @@ mod tests {
         assert_eq!(mark("x = 'ring'\ny = 'latency.mean'", &rows()), Mark::Auto);
         let (svg, _) = render(&spec("kind = 'scatter'\nx = 'cycles.total'\ny = 'latency.mean'"), &[]);
         assert!(svg.contains("Cycles per packet") && svg.contains("Mean latency"), "scatter axes: {svg}");
+    }
+
+    /// A claim's threshold is drawn where an axis shows its metric and it lies inside the axis, once.
+    #[test]
+    fn claim_thresholds_are_drawn_on_the_axis_of_their_metric() {
+        let spec = spec("kind = 'scatter'\nx = 'cycles.total'\ny = 'latency.mean'");
+        let mut plot = spec.plot(&rows(), &[], "p").unwrap();
+        plot.rule(&spec, "latency.mean", 30_000.0);
+        plot.rule(&spec, "latency.mean", 30_000.0);
+        plot.rule(&spec, "latency.mean", 1e15);
+        plot.rule(&spec, "derived.memory_gbs", 30.0);
+        assert_eq!(plot.rules.len(), 1, "{:?}", plot.rules);
+        assert!(!plot.rules[0].vertical && plot.rules[0].at == plot.y.at(30_000.0));
+        let stem = tempfile::tempdir().unwrap();
+        write_figure(&plot, &stem.path().join("f")).unwrap();
     }
 
     #[test]
