@@ -72,6 +72,14 @@ pub trait Probe {
         0
     }
 
+    /// When the device's answer to an MMIO write issued now can be in host memory, ns: the write's trip
+    /// to the device and the device's DMA write back (Ensō's reactive notifications and notification
+    /// prefetches, §4.2). Now, where there is no PCIe to cross (the live engine's software NIC).
+    #[inline(always)]
+    fn answer_ns(&self) -> u64 {
+        self.now_ns()
+    }
+
     /// What follows needs the data of the last read reported: the device cannot write a buffer before the
     /// descriptor that points to it has arrived (and its prefetcher did not read it ahead, see
     /// [`crate::desc::DescPrefetch`]). The simulator makes the agent wait for that read; elsewhere this

@@ -19,7 +19,8 @@
 //! - A core's software prefetch fills its lines at once and costs, per line that missed the L1, the fill
 //!   latency divided by the core's fill buffers: the rate at which overlapping fills complete (Little's
 //!   law). A line already in the L1 costs a cycle. NIC memory is uncached and is not prefetched.
-//! - MMIO writes (doorbells) cross PCIe towards the device; the core does not wait for them.
+//! - MMIO writes (doorbells) cross PCIe towards the device; the core does not wait for them. A device's
+//!   answer to one (an Ensō notification) is in host memory a posted-write latency each way later.
 //! - NIC memory (nicmem §4.1, [`Machine::nicmem`]): the NIC reads and writes it without crossing PCIe
 //!   or touching host caches (no cost beyond its pipeline time); a core's reads of it are uncached, one
 //!   PCIe round trip per 64-byte line, serialized as uncached loads are; its writes are write-combined,
@@ -259,6 +260,10 @@ impl Probe for SimProbe<'_> {
 
     fn dma_wait_ns(&self) -> u64 {
         self.dma_wait / 1000
+    }
+
+    fn answer_ns(&self) -> u64 {
+        (self.now + 2 * self.m.pcie.write_latency_ps()) / 1000
     }
 
     #[inline]

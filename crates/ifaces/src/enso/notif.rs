@@ -3,8 +3,10 @@
 //! RX: the NIC writes notifications for all the pipes of one thread into that thread's buffer; software
 //! polls this one buffer for all its pipes and advances NotificationHead_SW with an MMIO write. That is a
 //! completion ring exactly ([`crate::cqring`]: the sense-reverse done bit is the flag), so it is one.
-//! Notifications the NIC sends in answer to a Head_SW update or a prefetch request (§4.2) are computed where
-//! the MMIO write happens (see `pipe.rs`) and queued on software's side of the buffer.
+//! Notifications the NIC sends in answer to a Head_SW update or a prefetch request (§4.2) are decided where
+//! the MMIO write happens (see `pipe.rs`) and queued on software's side of the buffer until the answer
+//! can have arrived ([`crate::probe::Probe::answer_ns`]): the write's trip to the NIC and the
+//! notification's DMA back. The tail they carry is the pipe's when software takes them.
 //!
 //! TX (§4.1.1): software enqueues a notification per chunk to send and advances NotificationTail_SW; the NIC
 //! overwrites each notification with a completion once it sent the chunk, flipping its flag.
@@ -52,22 +54,40 @@ impl RxNotifNic {
 #[derive(Debug)]
 pub struct RxNotifSw {
     ring: CqConsumer,
-    answered: VecDeque<Notification>,
+    /// Answers on their way: the pipe, and when the answer is in host memory (ns).
+    answered: VecDeque<(u32, u64)>,
     consumed: u64,
 }
 
+/// What [`RxNotifSw::next`] found: a notification from the ring, with its tail, or the NIC's answer to
+/// an update or prefetch of a pipe, which carries the pipe's tail as of now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notice {
+    /// A notification of the ring.
+    Ring(Notification),
+    /// An answer for this pipe.
+    Answer(u32),
+}
+
 impl RxNotifSw {
-    /// The NIC's answer to an MMIO write of this thread (an update or a prefetch) arrived.
+    /// The NIC will answer an MMIO write of this thread (an update or a prefetch) about `pipe`; the
+    /// answer is in host memory at `at_ns`.
     #[inline]
-    pub fn answer(&mut self, n: Notification) {
-        self.answered.push_back(n);
+    pub fn answer(&mut self, pipe: u32, at_ns: u64) {
+        self.answered.push_back((pipe, at_ns));
     }
 
-    /// The next notification, answers first (they are the most recent news), then the ring's.
+    /// The next notification: an answer that has arrived first (they are the most recent news), then
+    /// the ring's.
     #[inline]
-    pub fn next<P: Probe>(&mut self, p: &mut P) -> Option<Notification> {
-        let n =
-            self.answered.pop_front().or_else(|| self.ring.poll_full(p).map(|[pipe, tail, _]| (pipe as u32, tail)))?;
+    pub fn next<P: Probe>(&mut self, p: &mut P) -> Option<Notice> {
+        let n = match self.answered.front() {
+            Some(&(pipe, at)) if at <= p.now_ns() => {
+                self.answered.pop_front();
+                Notice::Answer(pipe)
+            }
+            _ => self.ring.poll_full(p).map(|[pipe, tail, _]| Notice::Ring((pipe as u32, tail)))?,
+        };
         self.consumed += 1;
         Some(n)
     }

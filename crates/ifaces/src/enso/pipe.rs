@@ -307,16 +307,17 @@ impl PipeSw {
     }
 
     /// Free bytes up to `head` (`Free`, an MMIO write of Head_SW) and run the NIC's `onRxUpdate`
-    /// (Figure 5) when `reactive`: returns the notification it sends, if any.
+    /// (Figure 5) when `reactive`: true if it sends a notification (which software learns of when it
+    /// arrives, [`super::notif::RxNotifSw::answer`]).
     #[inline]
-    pub fn free_to<P: Probe>(&mut self, p: &mut P, head: u64, reactive: bool) -> Option<u64> {
+    pub fn free_to<P: Probe>(&mut self, p: &mut P, head: u64, reactive: bool) -> bool {
         assert!(self.head <= head && head <= self.read, "freeing bytes not read");
         self.head = head;
         p.mmio_write(&self.shared.head as *const Line as usize, 8);
         // Release: software's reads of the freed bytes happen before the NIC, acquiring Head_SW, reuses them.
         self.shared.head.0.store(head, Ordering::Release);
         if !reactive {
-            return None;
+            return false;
         }
         let state = &self.shared.state.0;
         // Acquire: a Tail_NIC read here comes with the bytes the NIC wrote before publishing it.
@@ -325,28 +326,30 @@ impl PipeSw {
             let tail = s >> 1;
             if tail != head {
                 // Head_SW != Tail_NIC: software is unaware of some data; notify it (status stays 1).
-                self.notified(tail);
-                return Some(tail);
+                return true;
             }
             // Empty: reset the status bit, unless the NIC advanced the tail meanwhile (then retry and
             // notify); the arrival that follows a successful reset sees status 0 and notifies itself.
             match state.compare_exchange_weak(s, tail << 1, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return None,
+                Ok(_) => return false,
                 Err(now) => s = now,
             }
         }
     }
 
-    /// Notification prefetching (§4.2): ask the NIC for Tail_NIC now; returns it if it is news.
+    /// Notification prefetching (§4.2): ask the NIC for Tail_NIC; true if it has news, which software
+    /// learns of when the answer arrives.
     #[inline]
-    pub fn prefetch<P: Probe>(&mut self, p: &mut P) -> Option<u64> {
+    pub fn prefetch<P: Probe>(&mut self, p: &mut P) -> bool {
         p.mmio_write(&self.shared.state as *const Line as usize, 8);
-        // Acquire: as in `free_to`.
-        let tail = self.shared.state.0.load(Ordering::Acquire) >> 1;
-        (tail > self.known).then(|| {
-            self.notified(tail);
-            tail
-        })
+        self.nic_tail() > self.known
+    }
+
+    /// Tail_NIC as the NIC's answer carries it.
+    #[inline]
+    pub fn nic_tail(&self) -> u64 {
+        // Acquire: the bytes the NIC wrote before publishing the tail come with it.
+        self.shared.state.0.load(Ordering::Acquire) >> 1
     }
 }
 
@@ -429,10 +432,14 @@ mod tests {
         let (pos, len, extent) = sw.next_message(p).unwrap();
         assert_eq!((pos, len, extent), (0, 100, 128));
         assert!(sw.next_message(p).is_none(), "only the first message was notified");
-        // Freeing the first message: Head_SW != Tail_NIC, so the update handler notifies.
-        assert_eq!(sw.free_to(p, 128, true), Some(256));
+        // Freeing the first message: Head_SW != Tail_NIC, so the update handler notifies, with the tail
+        // the pipe has when the answer is taken.
+        assert!(sw.free_to(p, 128, true));
+        assert!(sw.next_message(p).is_none(), "the answer has not been taken yet");
+        sw.notified(sw.nic_tail());
+        assert_eq!(sw.nic_tail(), 256);
         while sw.next_message(p).is_some() {}
-        assert_eq!(sw.free_to(p, 256, true), None, "empty: status reset, no notification");
+        assert!(!sw.free_to(p, 256, true), "empty: status reset, no notification");
         // Fill until full, then drain.
         let mut last = nic.tail();
         let full = loop {
@@ -444,7 +451,7 @@ mod tests {
         assert_eq!((full, last - 256), (DropReason::PipeFull, size));
         sw.notified(last);
         while sw.next_message(p).is_some() {}
-        assert_eq!(sw.free_to(p, last, true), None);
+        assert!(!sw.free_to(p, last, true));
         // Step one quantum at a time to 64 B before the end; then a 200-byte frame crosses the wrap-around.
         while nic.tail() % size != size - 64 {
             let t = nic.arrive(p, &[1u8; 60], f).unwrap().tail;
