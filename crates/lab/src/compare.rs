@@ -55,13 +55,12 @@ pub const RECEIVED_COLUMNS: &[Column] = &[col("received_mpps", 2)];
 /// The metric columns of a table of `rows`: the headline ones, then the NDR's and what the cores
 /// received if some row has them.
 pub fn columns(rows: &[Row]) -> Vec<&'static Column> {
-    let some = |cond: &dyn Fn(&Row) -> bool, cols: &'static [Column]| if rows.iter().any(cond) { cols } else { &[] };
-    let ndr = some(&|r| r.metrics.contains_key("ndr.trial_count"), NDR_COLUMNS);
-    let received = some(
-        &|r| r.metric("throughput.mpps") == Some(0.0) && r.metric("received_mpps").is_some_and(|m| m > 0.0),
-        RECEIVED_COLUMNS,
-    );
-    COLUMNS.iter().chain(ndr).chain(received).collect()
+    let ndr = rows.iter().any(|r| r.metrics.contains_key("ndr.trial_count"));
+    let sent_nothing = rows
+        .iter()
+        .any(|r| r.metric("throughput.mpps") == Some(0.0) && r.metric("received_mpps").is_some_and(|m| m > 0.0));
+    let extra = [(ndr, NDR_COLUMNS), (sent_nothing, RECEIVED_COLUMNS)];
+    COLUMNS.iter().chain(extra.iter().filter(|(shown, _)| *shown).flat_map(|(_, cols)| cols.iter())).collect()
 }
 
 /// Parameters whose value differs between rows (besides the label), in key order.

@@ -54,9 +54,10 @@ impl<D: Design> Port<D> {
         let fail = |m: String| Err(LiveError::Invariant(m));
         if self.sink.too_late > 0 {
             return fail(format!(
-                "no-duplicate: {} packets were delivered after more than 2^24 newer ones, too late to check \
+                "no-duplicate: {} packets were delivered after more than 2^{} newer ones, too late to check \
                  (e.g. {})",
                 self.sink.too_late,
+                measure::seen::SEEN_WINDOW.ilog2(),
                 self.sink.examples.join("; ")
             ));
         }

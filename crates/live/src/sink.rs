@@ -82,7 +82,8 @@ impl Sink {
             }
             Seen::TooLate => {
                 self.too_late += 1;
-                return self.example(format!("seq {} delivered after 2^24 newer packets", stamp.seq));
+                let window = measure::seen::SEEN_WINDOW.ilog2();
+                return self.example(format!("seq {} delivered after 2^{window} newer packets", stamp.seq));
             }
         }
         let flow = self.flow_of.get((stamp.seq % self.flow_of.len().max(1) as u64) as usize).copied().unwrap_or(0);

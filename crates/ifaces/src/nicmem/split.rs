@@ -28,7 +28,7 @@ use crate::packet::{Backing, Packet};
 use crate::pool::SharedPool;
 use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
-use crate::sync::{Arc, AtomicUsize, Mutex, Ordering};
+use crate::sync::{Arc, Mutex};
 use std::collections::VecDeque;
 use wire::QueueId;
 
@@ -77,18 +77,11 @@ struct TxQueue {
     /// n mod its length, 64 B each, at addresses fixed for the run (a growing queue's heap addresses
     /// would depend on what the allocator hands back, and so would the simulated caches).
     ring: Box<[[u64; 8]]>,
-    /// Descriptors posted so far (written under `posted`'s lock).
-    next: AtomicUsize,
 }
 
 impl TxQueue {
     fn new(size: RingSize) -> TxQueue {
-        TxQueue {
-            posted: Mutex::default(),
-            done: Mutex::default(),
-            ring: vec![[0; 8]; size.len()].into_boxed_slice(),
-            next: AtomicUsize::new(0),
-        }
+        TxQueue { posted: Mutex::default(), done: Mutex::default(), ring: vec![[0; 8]; size.len()].into_boxed_slice() }
     }
 
     fn slot_addr(&self, slot: usize) -> usize {
@@ -134,6 +127,8 @@ pub struct NicMemDriver {
     secondary: Option<DrvRing>,
     cq: CqConsumer,
     tx: Arc<TxQueue>,
+    /// Descriptors this core (the queue's only producer) posted so far.
+    tx_posted: usize,
     inline: bool,
     nicmem: Arc<NicMem>,
     /// nicmem buffers back from packets, waiting to be reposted in the primary ring.
@@ -204,6 +199,7 @@ impl<const M: u8> Design for NicMemDesign<M> {
                 secondary: sec_drv,
                 cq: cq_drv,
                 tx,
+                tx_posted: 0,
                 inline: M == 3,
                 nicmem: nicmem.clone(),
                 nic_free,
@@ -437,7 +433,8 @@ impl DriverSide for NicMemDriver {
                     }
                     (which, id, len)
                 });
-                let slot = self.tx.next.fetch_add(1, Ordering::Relaxed) % self.tx.ring.len();
+                let slot = self.tx_posted % self.tx.ring.len();
+                self.tx_posted += 1;
                 descs.push(TxDesc { header, payload, slot });
             }
             let n = descs.len();
