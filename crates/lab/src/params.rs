@@ -196,6 +196,11 @@ pub struct Params {
     /// Frame size of the target queue's packets.
     #[arg(long)]
     pub target_size: Option<usize>,
+    /// NIC ports, each with its own target queue (--target-queue within its share of the queues) getting
+    /// --target-percent of its packets: "a target core per NIC" (shRing §5.3, rxBisect §6.2) [default: 1].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_ports: Option<usize>,
     /// Pick flows so that RSS puts the same number on every queue.
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub rss_even: Option<bool>,

@@ -104,6 +104,7 @@ fn traffic(p: &Params) -> Result<TrafficArgs> {
         target_queue: p.target_queue,
         target_percent: p.target_percent,
         target_size: p.target_size,
+        target_ports: p.target_ports,
         rss_even: *get(&p.rss_even, "rss-even")?,
         queues: p.queues,
         tcp: *get(&p.tcp, "tcp")?,

@@ -35,6 +35,11 @@ pub struct TrafficArgs {
     /// Frame size of the target queue's packets (the papers use 64 B there and 1500 B elsewhere).
     #[arg(long, requires = "target_queue")]
     pub target_size: Option<usize>,
+    /// NIC ports, each with an equal share of the traffic and the queues and its own target queue
+    /// (--target-queue within each port's queues) getting --target-percent of its packets: "a target core
+    /// per NIC" (shRing §5.3, rxBisect §6.2) [default: 1].
+    #[arg(long, requires = "target_queue")]
+    pub target_ports: Option<usize>,
     /// Pick flows so that RSS puts the same number on every queue.
     #[arg(long, conflicts_with = "target_queue")]
     pub rss_even: bool,
@@ -63,6 +68,7 @@ impl TrafficArgs {
                 queue,
                 percent: self.target_percent.unwrap_or(100.0),
                 target_size: self.target_size,
+                ports: self.target_ports.unwrap_or(1),
             },
             (None, true, Some(queues)) => Steering::RssEven { queues },
             (Some(_), _, None) | (None, true, None) => bail!("--target-queue and --rss-even need --queues"),

@@ -194,7 +194,7 @@ mod tests {
         assert!(bad(GenConfig { rate: Rate::Gbps(0.0), ..d() }).contains("positive"));
         assert!(bad(GenConfig { flows: 0, ..d() }).contains("flows"));
         assert!(bad(GenConfig { size: SizeSpec::Fixed(2000), ..d() }).contains("out of range"));
-        let target = |queues, queue, percent| Steering::Target { queues, queue, percent, target_size: None };
+        let target = |queues, queue, percent| Steering::Target { queues, queue, percent, target_size: None, ports: 1 };
         assert!(bad(GenConfig { flows: 8, steering: target(4, 4, 10.0), ..d() }).contains("does not exist"));
         assert!(bad(GenConfig { flows: 8, steering: target(4, 0, 120.0), ..d() }).contains("0..=100"));
         assert!(bad(GenConfig { flows: 1, steering: target(4, 0, 50.0), ..d() }).contains("2 flows"));

@@ -1,7 +1,9 @@
 //! Steering: choosing flows by the queue RSS sends them to, as the papers' load generators do.
 //!
 //! - [`Steering::Target`]: X % of packets to one target queue of N (shRing §5.3 "Traffic Variability",
-//!   rxBisect §6.2): target-queue flows carry X % of packets, flows of the other queues the rest.
+//!   rxBisect §6.2): target-queue flows carry X % of packets, flows of the other queues the rest. With
+//!   several NIC ports ("a target core per NIC", both papers), the queues split into one equal group per
+//!   port and each port's target gets X % of that port's packets.
 //! - [`Steering::RssEven`]: the same number of flows on every queue, so RSS spreads flows evenly.
 //!
 //! Flows are drawn from a seeded stream and kept when the Toeplitz hash (Microsoft key, addresses and
@@ -21,14 +23,20 @@ pub enum Steering {
     /// Flows wherever RSS puts them (their `queue` refers to a single queue).
     #[default]
     None,
-    /// `percent` % of packets to queue `queue` of `queues`, the rest spread over the other queues.
+    /// `percent` % of packets to queue `queue` of `queues`, the rest spread over the other queues; with
+    /// `ports` NIC ports, queue `queue` of every port's group of `queues / ports` is a target, and each
+    /// gets `percent` % of its port's packets.
     Target {
-        /// Receive queues (1..=128).
+        /// Receive queues (1..=128), all ports together.
         queues: usize,
-        /// The target queue, below `queues`.
+        /// The target queue within its port's group, below `queues / ports`.
         queue: usize,
-        /// Share of packets for the target queue, 0..=100.
+        /// Share of each port's packets for its target queue, 0..=100.
         percent: f64,
+        /// NIC ports, each with an equal share of the traffic and of the queues (queues `k * queues /
+        /// ports ..` are port `k`'s); 1 when absent.
+        #[serde(default = "one_port")]
+        ports: usize,
         /// Frame length of the target queue's packets, if it differs from the rest (the papers send
         /// 64 B frames to the target core and 1500 B frames to the others).
         #[serde(default)]
@@ -39,6 +47,11 @@ pub enum Steering {
         /// Receive queues (1..=128).
         queues: usize,
     },
+}
+
+/// One NIC port: the default of [`Steering::Target`]'s `ports`.
+fn one_port() -> usize {
+    1
 }
 
 /// A group of flows that share a packet share, e.g. the target queue's flows.
@@ -73,22 +86,33 @@ impl Steering {
         };
         match *self {
             Steering::None => Ok(()),
-            Steering::Target { queues, queue, percent, .. } => {
+            Steering::Target { queues, queue, percent, ports, .. } => {
                 check_queues(queues)?;
-                if queue >= queues {
+                if ports == 0 || !queues.is_multiple_of(ports) {
+                    return Err(format!("{queues} queues do not split evenly over {ports} NIC ports"));
+                }
+                let per_port = queues / ports;
+                if queue >= per_port {
                     return Err(format!(
-                        "target queue {queue} does not exist with {queues} queues: queues are numbered 0..={}",
-                        queues - 1
+                        "target queue {queue} does not exist with {per_port} queues per port: queues are numbered \
+                         0..={}",
+                        per_port - 1
                     ));
                 }
                 if !(0.0..=100.0).contains(&percent) {
                     return Err(format!("target percent must be within 0..=100, got {percent}"));
                 }
-                if percent < 100.0 && queues < 2 {
-                    return Err("sending less than 100 % to the target queue needs at least 2 queues".into());
+                if percent < 100.0 && per_port < 2 {
+                    return Err("sending less than 100 % to the target queue needs at least 2 queues per port".into());
                 }
-                if percent > 0.0 && percent < 100.0 && flows < 2 {
-                    return Err("a target share between 0 and 100 % needs at least 2 flows".into());
+                if percent > 0.0 && flows < ports {
+                    return Err(format!("a target on each of {ports} ports needs at least {ports} flows"));
+                }
+                if percent > 0.0 && percent < 100.0 && flows < 2 * ports {
+                    return Err(format!(
+                        "a target share between 0 and 100 % on {ports} ports needs at least {} flows",
+                        2 * ports
+                    ));
                 }
                 Ok(())
             }
@@ -125,26 +149,38 @@ impl Steering {
                 let flows = (0..n).map(|i| per_queue[i % queues][i / queues]).collect();
                 Ok(all(flows, queues))
             }
-            Steering::Target { queues, queue, percent, .. } => {
+            Steering::Target { queues, queue, percent, ports, .. } => {
                 let target_flows = match percent {
                     p if p <= 0.0 => 0,
                     p if p >= 100.0 => n,
-                    p => ((n as f64 * p / 100.0).round() as usize).clamp(1, n - 1),
+                    p => ((n as f64 * p / 100.0).round() as usize).clamp(ports, n - ports),
                 };
-                let others: Vec<usize> = (0..queues).filter(|&q| q != queue).collect();
+                let per_port = queues / ports;
+                let (targets, others): (Vec<usize>, Vec<usize>) = (0..queues).partition(|q| q % per_port == queue);
+                // Flows in turn over each kind's queues, so every target and every other queue gets its share.
+                let order: Vec<usize> =
+                    (0..n)
+                        .map(|i| {
+                            if i < target_flows {
+                                targets[i % ports]
+                            } else {
+                                others[(i - target_flows) % others.len()]
+                            }
+                        })
+                        .collect();
                 let mut quota = vec![0; queues];
-                quota[queue] = target_flows;
-                for i in 0..n - target_flows {
-                    quota[others[i % others.len()]] += 1;
+                for &q in &order {
+                    quota[q] += 1;
                 }
-                let mut per_queue = find(rng, ip, proto, queues, &quota)?;
-                let mut flows: Vec<FlowInfo> = std::mem::take(&mut per_queue[queue]);
+                let per_queue = find(rng, ip, proto, queues, &quota)?;
                 let mut next = vec![0; queues];
-                for i in 0..n - target_flows {
-                    let q = others[i % others.len()];
-                    flows.push(per_queue[q][next[q]]);
-                    next[q] += 1;
-                }
+                let flows: Vec<FlowInfo> = order
+                    .iter()
+                    .map(|&q| {
+                        next[q] += 1;
+                        per_queue[q][next[q] - 1]
+                    })
+                    .collect();
                 let target = Group { members: (0..target_flows as u32).collect(), target: true };
                 let rest = Group { members: (target_flows as u32..n as u32).collect(), target: false };
                 let groups = [target, rest].into_iter().filter(|g| !g.members.is_empty()).collect();

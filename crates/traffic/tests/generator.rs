@@ -88,7 +88,7 @@ fn zipf_popularity_is_skewed() {
 #[test]
 fn target_queue_gets_its_share() {
     for percent in [0.0, 5.0, 30.0, 100.0] {
-        let steering = Steering::Target { queues: 8, queue: 3, percent, target_size: Some(64) };
+        let steering = Steering::Target { queues: 8, queue: 3, percent, target_size: Some(64), ports: 1 };
         let c = GenConfig { flows: 40, size: SizeSpec::Fixed(1518), steering, ..GenConfig::default() };
         let mut g = Generator::new(&c).unwrap();
         let mut buf = vec![0u8; g.max_len()];
@@ -111,6 +111,35 @@ fn target_queue_gets_its_share() {
             assert!(per_queue.iter().enumerate().all(|(q, &c)| q == 3 || c > 0), "{per_queue:?}");
         }
     }
+}
+
+/// "A target core per NIC" (shRing §5.3): with two ports of four queues, queues 1 and 5 are the targets
+/// and each gets the share of its port's packets, so together they get the share of all of them.
+#[test]
+fn each_port_has_its_own_target_queue() {
+    let percent = 30.0;
+    let target = |queue, ports| Steering::Target { queues: 8, queue, percent, target_size: Some(64), ports };
+    let steering = target(1, 2);
+    let c = GenConfig { flows: 400, size: SizeSpec::Fixed(1518), steering, ..GenConfig::default() };
+    let mut g = Generator::new(&c).unwrap();
+    let mut buf = vec![0u8; g.max_len()];
+    let n = 80_000;
+    let mut per_queue = [0u32; 8];
+    for _ in 0..n {
+        let m = g.next_packet(&mut buf);
+        let q = usize::from(g.flows().get(m.flow as usize).unwrap().queue);
+        per_queue[q] += 1;
+        assert_eq!(m.frame_len() == 64, q == 1 || q == 5, "queue {q}, {} B", m.frame_len());
+    }
+    let share = |q: usize| 100.0 * f64::from(per_queue[q]) / f64::from(n);
+    for t in [1, 5] {
+        assert!((share(t) - percent / 2.0).abs() < 1.0, "target {t}: {} % of all packets", share(t));
+    }
+    let rest = (100.0 - percent) / 6.0;
+    assert!([0, 2, 3, 4, 6, 7].iter().all(|&q| (share(q) - rest).abs() < 1.0), "{per_queue:?}");
+    let bad = |steering| GenConfig { flows: 400, steering, ..GenConfig::default() }.validate().unwrap_err().to_string();
+    assert!(bad(target(1, 3)).contains("do not split evenly"));
+    assert!(bad(target(4, 2)).contains("4 queues per port"));
 }
 
 #[test]
