@@ -15,7 +15,7 @@ use traffic::{Container, Generator, OutputFormat, Rate, Resolution, Stop, TraceR
 #[derive(Subcommand)]
 pub enum TraceCommand {
     /// Write a synthetic trace (seeded, deterministic) to a pcap or pcapng file.
-    Gen(GenArgs),
+    Gen(Box<GenArgs>),
     /// Summarise a pcap/pcapng file: volume, rate, sizes, flows and the RSS spread over N queues.
     Inspect(InspectArgs),
 }
@@ -67,7 +67,7 @@ pub struct InspectArgs {
 /// Run one `rxlab trace` subcommand.
 pub fn run(cmd: TraceCommand) -> Result<()> {
     match cmd {
-        TraceCommand::Gen(a) => generate(a),
+        TraceCommand::Gen(a) => generate(*a),
         TraceCommand::Inspect(a) => inspect(a),
     }
 }
