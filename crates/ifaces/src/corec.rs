@@ -171,6 +171,11 @@ impl DeviceSide for CorecDevice {
         Ok(())
     }
 
+    /// COREC's one queue: every packet takes its descriptor.
+    fn ring_of(&self, _queue: QueueId) -> usize {
+        0
+    }
+
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
         self.tx.transmit(p, &self.arena, wire, budget)
     }

@@ -241,6 +241,14 @@ pub trait DeviceSide: Send {
     /// Send up to `budget` packets that software queued for transmission to `wire`; returns how many.
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize;
 
+    /// The descriptor ring whose buffers `queue`'s packets take (any number that names it). A NIC that
+    /// waits for one ring's descriptor fetch goes on with packets for other rings: "a descriptor cache
+    /// miss on some ring does not stall incoming traffic destined to other rings, but with shRing there
+    /// are fewer rings and so more traffic is stalled" (shRing §4.3). Default: a ring per queue.
+    fn ring_of(&self, queue: QueueId) -> usize {
+        usize::from(queue)
+    }
+
     /// Packets delivered but not yet taken by software, and the capacity, over all rings.
     fn occupancy(&self) -> Occupancy;
 

@@ -2,8 +2,10 @@
 //! single-threaded, in virtual time.
 //!
 //! Agents and their events:
-//! - the NIC receive pipeline: one event per admitted packet, when its DMA lands; the device side's
-//!   `rx` runs then, and the next arrival is drawn;
+//! - arrivals: one event per generated packet, when it reaches the NIC, which holds it in its buffer
+//!   (per descriptor ring, [`crate::nic`]) or drops it;
+//! - the NIC receive pipeline: one event per held packet, when its DMA lands; the device side's `rx`
+//!   runs then;
 //! - the NIC transmit engine: runs when a doorbell reaches it and while packets are queued; `tx` puts
 //!   packets on the wire, where latency (from NIC arrival) and throughput are measured;
 //! - cores: a poll runs `rx_burst` and the app with a [`SimProbe`]; `tx_burst` runs as its own event
@@ -75,13 +77,11 @@ struct CoreState<'c> {
     blocked: Option<u64>,
 }
 
-/// The packet the receive pipeline will deliver next.
+/// The next packet to arrive, drawn into the generator's frame buffer.
 #[derive(Debug, Clone, Copy)]
-struct Pending {
-    start: u64,
-    /// How long it waited for the DMA stage (PCIe back pressure), ps.
-    dma_wait: u64,
-    len: usize,
+struct Upcoming {
+    /// Arrival at the NIC, ps.
+    at: u64,
     hash: u32,
     seq: u64,
 }
@@ -247,17 +247,18 @@ pub fn run_design<D: Design, A: App>(
         })
         .collect();
 
-    // The frame of the pending packet; the payload offset is the same for every generated packet.
+    // The frame of the upcoming packet; the payload offset is the same for every generated packet.
     let mut frame = FrameBuf::new(&source);
+    // Frames the NIC holds, and spare buffers for them.
+    let mut spare: Vec<Vec<u8>> = Vec::new();
     let mut poisson_t = 0u64;
     let mut arrivals_done = false;
     let mut stamp_at = None;
     let mut next_packet = |source: &mut Generator,
                            frame: &mut FrameBuf,
-                           nic: &mut Nic,
                            c: &mut Counters,
                            check: &mut DeliveryCheck,
-                           wire_order: &mut WireOrder| loop {
+                           wire_order: &mut WireOrder| {
         let meta = source.next_frame(frame);
         let arrival = match cfg.arrivals {
             Arrivals::Paced => meta.ts_ns * 1000,
@@ -286,27 +287,15 @@ pub fn run_design<D: Design, A: App>(
         let hash = source.flows().get(meta.flow as usize).map_or(0, |f| f.hash);
         check.offered(meta.seq, meta.flow);
         wire_order.offered(meta.seq, meta.flow);
-        match nic.admit(arrival, meta.len) {
-            Some(start) => {
-                let dma_wait = nic.dma_wait();
-                return Some((Pending { start, dma_wait, len: meta.len, hash, seq: meta.seq }, at));
-            }
-            None => {
-                check.dropped(meta.seq);
-                c.drops.add(DropReason::NicBufferFull);
-                if win.contains(arrival) {
-                    c.drops_win.add(DropReason::NicBufferFull);
-                }
-            }
-        }
+        Some((Upcoming { at: arrival, hash, seq: meta.seq }, at))
     };
 
     let land_ps = |m: &Machine, len: usize| m.pcie.wire_ps(m.pcie.write_wire(len as u64)) + m.pcie.write_latency_ps();
-    let mut pending = None;
+    let mut upcoming = None;
     let mut stamp_off = 0;
-    if let Some((p, at)) = next_packet(&mut source, &mut frame, &mut nic, &mut c, &mut check, &mut wire_order) {
-        q.push(p.start + land_ps(&m, p.len), Event::NicRx);
-        pending = Some(p);
+    if let Some((u, at)) = next_packet(&mut source, &mut frame, &mut c, &mut check, &mut wire_order) {
+        q.push(u.at, Event::Arrival);
+        upcoming = Some(u);
         stamp_off = at;
     } else {
         arrivals_done = true;
@@ -337,18 +326,52 @@ pub fn run_design<D: Design, A: App>(
                     q.push(t + PERIOD_PS, Event::Sample);
                 }
             }
+            Event::Arrival => {
+                let Some(u) = upcoming.take() else { continue };
+                let ring = device.ring_of(reta.queue(u.hash));
+                let mut buf = spare.pop().unwrap_or_default();
+                buf.clear();
+                buf.extend_from_slice(frame.frame());
+                if let Err(buf) = nic.arrive(t, ring, (u.hash, u.seq), buf, |len| land_ps(&m, len)) {
+                    spare.push(buf);
+                    check.dropped(u.seq);
+                    c.drops.add(DropReason::NicBufferFull);
+                    if win.contains(t) {
+                        c.drops_win.add(DropReason::NicBufferFull);
+                    }
+                }
+                match next_packet(&mut source, &mut frame, &mut c, &mut check, &mut wire_order) {
+                    Some((u, _)) => {
+                        q.push(u.at.max(t), Event::Arrival);
+                        upcoming = Some(u);
+                    }
+                    None => arrivals_done = true,
+                }
+                if let Some(at) = nic.next_landing() {
+                    q.push(at.max(t), Event::NicRx);
+                } else if arrivals_done {
+                    drained(&mut device, &mut m, &mut q, &mut core_state, t, &cell);
+                }
+            }
             Event::NicRx => {
-                let Some(p) = pending.take() else { continue };
+                let Some(l) = nic.land(t) else {
+                    if let Some(at) = nic.next_landing() {
+                        q.push(at.max(t), Event::NicRx);
+                    }
+                    continue;
+                };
                 // The DMA is accounted at the time it lands (this event), like every other agent's
                 // traffic at its own event time; the pipeline is free again once the link has taken it.
-                let mut probe = SimProbe::new(&mut m, Agent::Nic, t, &cell).with_dma_wait(p.dma_wait);
-                let queue = reta.queue(p.hash);
-                debug_assert_eq!(frame.frame().len(), p.len, "the frame buffer holds the pending packet");
-                let r = device.rx(&mut probe, queue, p.hash, frame.frame());
-                nic.finish_rx(probe.finish().end - (t - p.start));
+                let mut probe = SimProbe::new(&mut m, Agent::Nic, t, &cell).with_dma_wait(l.dma_wait);
+                let queue = reta.queue(l.held.hash);
+                let r = device.rx(&mut probe, queue, l.held.hash, &l.held.frame);
+                let step = probe.finish();
+                nic.finish_rx(l.ring, l.start, step.end - t, step.stall, |len| land_ps(&m, len));
+                let (len, seq) = (l.held.frame.len(), l.held.seq);
+                spare.push(l.held.frame);
                 match r {
                     Ok(()) => {
-                        c.rx_bytes += (p.len + FCS_LEN) as u64;
+                        c.rx_bytes += (len + FCS_LEN) as u64;
                         let targets = match D::WAKE {
                             Wake::OwnCore => usize::from(queue)..usize::from(queue) + 1,
                             Wake::AllCores => 0..cores,
@@ -358,7 +381,7 @@ pub fn run_design<D: Design, A: App>(
                         }
                     }
                     Err(reason) => {
-                        check.dropped(p.seq);
+                        check.dropped(seq);
                         c.drops.add(reason);
                         if win.contains(t) {
                             c.drops_win.add(reason);
@@ -374,19 +397,10 @@ pub fn run_design<D: Design, A: App>(
                         c.occupancy = (c.occupancy.0 + share, c.occupancy.1 + 1);
                     }
                 }
-                match next_packet(&mut source, &mut frame, &mut nic, &mut c, &mut check, &mut wire_order) {
-                    Some((p, _)) => {
-                        q.push((p.start + land_ps(&m, p.len)).max(t), Event::NicRx);
-                        pending = Some(p);
-                    }
-                    None => {
-                        // The last packet is in: the NIC writes whatever completions it held back.
-                        device.idle(&mut SimProbe::new(&mut m, Agent::Nic, t, &cell));
-                        for (i, st) in core_state.iter_mut().enumerate() {
-                            wake_core(&mut q, st, i, t);
-                        }
-                        arrivals_done = true;
-                    }
+                if let Some(at) = nic.next_landing() {
+                    q.push(at.max(t), Event::NicRx);
+                } else if arrivals_done {
+                    drained(&mut device, &mut m, &mut q, &mut core_state, t, &cell);
                 }
             }
             Event::NicTx => {
@@ -486,7 +500,7 @@ pub fn run_design<D: Design, A: App>(
                 let period = (step.end - t).max(m.cycle_ps);
                 st.idle = Some((t, period));
                 let idle_everywhere =
-                    arrivals_done && pending.is_none() && device.occupancy().used == 0 && device.tx_pending() == 0;
+                    arrivals_done && nic.rx_empty() && device.occupancy().used == 0 && device.tx_pending() == 0;
                 if !idle_everywhere {
                     let next = t + (RECHECK_PS / period).max(1) * period;
                     st.scheduled = Some(next);
@@ -529,7 +543,7 @@ pub fn run_design<D: Design, A: App>(
 
     // End of run: the invariants (DESIGN.md, "Invariants"), then the report.
     let occupancy = device.occupancy();
-    if pending.is_some() || occupancy.used > 0 || device.tx_pending() > 0 {
+    if !nic.rx_empty() || occupancy.used > 0 || device.tx_pending() > 0 {
         return Err(SimError::Invariant {
             invariant: "drained",
             detail: format!(
@@ -688,6 +702,22 @@ fn wake_core(q: &mut Queue, st: &mut CoreState<'_>, i: usize, t: u64) {
     if st.scheduled.is_none_or(|s| next < s) {
         st.scheduled = Some(next);
         q.push(next, Event::Core(i as u16));
+    }
+}
+
+/// The last packet is in and the NIC has delivered it: the NIC writes whatever completions it held
+/// back, and every core looks once more.
+fn drained<Dv: DeviceSide>(
+    device: &mut Dv,
+    m: &mut Machine,
+    q: &mut Queue,
+    core_state: &mut [CoreState<'_>],
+    t: u64,
+    cell: &Cell<u64>,
+) {
+    device.idle(&mut SimProbe::new(m, Agent::Nic, t, cell));
+    for (i, st) in core_state.iter_mut().enumerate() {
+        wake_core(q, st, i, t);
     }
 }
 

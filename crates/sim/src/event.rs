@@ -2,17 +2,19 @@
 //! at the same virtual time run in the order they were scheduled and every run with the same inputs is
 //! identical.
 //!
-//! Every agent (the NIC's receive pipeline and transmit engine, each core, the window and the sampler)
-//! waits for one thing at a time, so scheduling an agent again replaces its pending event: a core woken
-//! early no longer leaves its later poll behind as a stale event. The queue is a tournament tree over
-//! the agents: scheduling replays one leaf-to-root path (five comparisons for the 21 agents of a
+//! Every agent (the arrivals, the NIC's receive pipeline and transmit engine, each core, the window and
+//! the sampler) waits for one thing at a time, so scheduling an agent again replaces its pending event:
+//! a core woken early no longer leaves its later poll behind as a stale event. The queue is a tournament tree over
+//! the agents: scheduling replays one leaf-to-root path (five comparisons for the 22 agents of a
 //! 16-core run), and so does popping, deferred to the next use of the queue so that the usual pop of an
 //! agent followed by scheduling it again replays once. It never allocates after it is made.
 
 /// What happens at an event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Event {
-    /// The NIC's receive DMA for the pending packet lands.
+    /// The next generated packet reaches the NIC.
+    Arrival,
+    /// The NIC's receive DMA of a held packet lands.
     NicRx,
     /// The NIC's transmit engine runs.
     NicTx,
@@ -37,13 +39,14 @@ impl Event {
             Event::WindowStart => 2,
             Event::WindowEnd => 3,
             Event::Sample => 4,
+            Event::Arrival => 5,
             Event::Core(c) | Event::CoreTx(c) => FIXED + usize::from(c),
         }
     }
 }
 
 /// Agents other than the cores.
-const FIXED: usize = 5;
+const FIXED: usize = 6;
 /// The key of an agent with nothing pending: after every real event.
 const NONE: u128 = u128::MAX;
 /// Bits of a key that name the agent.

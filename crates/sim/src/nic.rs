@@ -2,12 +2,15 @@
 //! and the Ethernet ports. What the NIC does to memory is the design's device side, run through the
 //! probe; this module decides when it runs.
 //!
-//! Receive: packets wait in the on-NIC buffer in arrival order. Two stages follow, overlapped as in any
-//! pipelined NIC: the packet pipeline takes one packet every 1/rate (the profile's Mpps, a datasheet's
-//! per-direction packet rate), and the DMA stage starts a packet's writes once the pipeline is done
-//! with it and the link has taken the previous packet's writes. A packet arriving to a full buffer is
-//! dropped (`nic_buffer_full`). Its DMA lands (and the design's `rx` runs, making it visible to
-//! software) one write serialization and one posted-write latency after the DMA starts.
+//! Receive: packets wait in the on-NIC buffer, in arrival order per descriptor ring. Two stages follow,
+//! overlapped as in any pipelined NIC: the packet pipeline takes one packet every 1/rate (the profile's
+//! Mpps, a datasheet's per-direction packet rate), and the DMA stage starts a packet's writes once the
+//! pipeline is done with it, the link has taken the previous packet's writes, and its ring's previous
+//! packet is done. A descriptor fetch the prefetcher did not issue ahead holds back its ring only:
+//! "a descriptor cache miss on some ring does not stall incoming traffic destined to other rings, but
+//! with shRing there are fewer rings and so more traffic is stalled" (shRing §4.3). A packet arriving
+//! to a full buffer is dropped (`nic_buffer_full`). Its DMA lands (and the design's `rx` runs, making it
+//! visible to software) one write serialization and one posted-write latency after the DMA starts.
 //!
 //! Transmit: a doorbell wakes the engine when it reaches the NIC; each run sends up to one descriptor
 //! fetch's worth of packets and reschedules itself while software has more queued. A packet leaves on
@@ -19,20 +22,69 @@ use crate::profile::Profile;
 use std::collections::VecDeque;
 use wire::frame::wire_bits;
 
+/// A packet in the on-NIC buffer, between its arrival and its DMA.
+#[derive(Debug)]
+pub struct Held {
+    /// When the packet pipeline is done with it, ps.
+    pipe: u64,
+    /// Its Toeplitz hash.
+    pub hash: u32,
+    /// Its sequence number (the stamp's).
+    pub seq: u64,
+    /// Its frame, FCS excluded.
+    pub frame: Vec<u8>,
+}
+
+/// A packet whose DMA lands now.
+#[derive(Debug)]
+pub struct Landed {
+    /// Its descriptor ring ([`ifaces::DeviceSide::ring_of`]).
+    pub ring: usize,
+    /// When its DMA started, ps.
+    pub start: u64,
+    /// How long it waited for the DMA stage after the pipeline, ps: the stage was still busy with
+    /// earlier packets' PCIe traffic, so a write the NIC queues now waits about as long.
+    pub dma_wait: u64,
+    /// The packet.
+    pub held: Held,
+}
+
+/// One descriptor ring's packets in the on-NIC buffer.
+#[derive(Debug, Default)]
+struct RingQueue {
+    /// Waiting, oldest first.
+    held: VecDeque<Held>,
+    /// When the ring's previous packet was done, its descriptor fetches included, ps.
+    free: u64,
+}
+
+/// The packet the DMA stage takes next: its ring, DMA start, wait for the stage and landing time.
+#[derive(Debug, Clone, Copy)]
+struct Next {
+    ring: usize,
+    start: u64,
+    dma_wait: u64,
+    landing: u64,
+}
+
+/// How long after its DMA starts a packet of `len` bytes lands in host memory, ps.
+pub trait Landing: Fn(usize) -> u64 {}
+impl<F: Fn(usize) -> u64> Landing for F {}
+
 /// NIC timing state.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Nic {
     /// Pipeline time per packet, ps.
     pub pkt_ps: u64,
     buffer: usize,
-    backlog: VecDeque<(u64, u32)>,
-    backlog_bytes: usize,
+    /// Bytes of the packets in the on-NIC buffer; the one in the DMA stage leaves at its start.
+    held_bytes: usize,
+    rings: Vec<RingQueue>,
+    next: Option<Next>,
     /// When the receive pipeline can take the next packet.
     pipe_free: u64,
     /// When the receive DMA stage can start the next packet's writes.
     dma_free: u64,
-    /// How long the packet admitted last waited for the DMA stage after the pipeline, ps.
-    dma_wait: u64,
     /// When the transmit engine can run again.
     pub tx_free: u64,
     /// Time of the scheduled transmit run, if any (a run scheduled earlier replaces it).
@@ -49,11 +101,11 @@ impl Nic {
         Nic {
             pkt_ps: (1e6 / p.nic.mpps) as u64,
             buffer: p.nic.rx_buffer,
-            backlog: VecDeque::new(),
-            backlog_bytes: 0,
+            held_bytes: 0,
+            rings: Vec::new(),
+            next: None,
             pipe_free: 0,
             dma_free: 0,
-            dma_wait: 0,
             tx_free: 0,
             tx_wake: None,
             tx_batch: p.nic.prefetch.max(1) as usize,
@@ -62,42 +114,88 @@ impl Nic {
         }
     }
 
-    /// A packet of `len` bytes arrives at `arrival`: `Some(start)` of its DMA-ready time in the
-    /// pipeline, or `None` if the on-NIC buffer is full.
-    #[inline]
-    pub fn admit(&mut self, arrival: u64, len: usize) -> Option<u64> {
-        while let Some(&(start, l)) = self.backlog.front() {
-            if start > arrival {
-                break;
-            }
-            self.backlog.pop_front();
-            self.backlog_bytes -= l as usize;
+    /// A packet (`frame`, hash `hash`, sequence `seq`) bound for descriptor ring `ring` arrives at
+    /// `arrival`: it joins the on-NIC buffer, or comes back (`Err`) when the buffer is full. It goes to
+    /// the DMA stage ahead of the packet due there if it can start earlier (that one's ring waits for a
+    /// descriptor).
+    pub fn arrive(
+        &mut self,
+        arrival: u64,
+        ring: usize,
+        (hash, seq): (u32, u64),
+        frame: Vec<u8>,
+        land: impl Landing,
+    ) -> Result<(), Vec<u8>> {
+        let leaving = self.next.filter(|n| n.start <= arrival).map_or(0, |n| self.rings[n.ring].held[0].frame.len());
+        if self.held_bytes - leaving + frame.len() > self.buffer {
+            return Err(frame);
         }
-        if self.backlog_bytes + len > self.buffer {
-            return None;
-        }
+        self.held_bytes += frame.len();
         self.pipe_free = arrival.max(self.pipe_free) + self.pkt_ps;
-        let start = self.pipe_free.max(self.dma_free);
-        self.dma_wait = start - self.pipe_free;
-        // The packet holds its buffer space until its DMA starts.
-        self.backlog.push_back((start, len as u32));
-        self.backlog_bytes += len;
-        self.dma_free = start;
-        Some(start)
+        if ring >= self.rings.len() {
+            self.rings.resize_with(ring + 1, RingQueue::default);
+        }
+        let r = &mut self.rings[ring];
+        r.held.push_back(Held { pipe: self.pipe_free, hash, seq, frame });
+        let head = r.held.len() == 1;
+        match self.next {
+            None => self.choose(land),
+            Some(n) if head && n.start > arrival && self.start_of(ring).0 < n.start => self.choose(land),
+            Some(_) => {}
+        }
+        Ok(())
     }
 
-    /// How long the packet admitted last waited for the DMA stage, ps: the stage was still busy with
-    /// earlier packets' PCIe traffic (the link taking their writes, or a descriptor fetch's round trip),
-    /// so a write the NIC queues now waits about as long: PCIe back pressure.
-    #[inline]
-    pub fn dma_wait(&self) -> u64 {
-        self.dma_wait
+    /// When ring `ring`'s first packet could start its DMA, and how long it would wait for the DMA
+    /// stage after the pipeline: the pipeline is done with it, the stage is free and the ring's
+    /// previous packet is done.
+    fn start_of(&self, ring: usize) -> (u64, u64) {
+        let r = &self.rings[ring];
+        let pipe = r.held[0].pipe;
+        let stage = pipe.max(self.dma_free);
+        (stage.max(r.free), stage - pipe)
     }
 
-    /// The receive DMA admitted last finished issuing its writes at `end`.
+    /// Give the DMA stage to the ring whose first packet can start first (the earliest arrival among
+    /// equals), if the buffer holds any.
+    fn choose(&mut self, land: impl Landing) {
+        let best = (0..self.rings.len())
+            .filter(|&i| !self.rings[i].held.is_empty())
+            .min_by_key(|&i| (self.start_of(i).0, self.rings[i].held[0].pipe));
+        self.next = best.map(|ring| {
+            let (start, dma_wait) = self.start_of(ring);
+            Next { ring, start, dma_wait, landing: start + land(self.rings[ring].held[0].frame.len()) }
+        });
+    }
+
+    /// When the next packet's DMA lands, if the buffer holds any.
     #[inline]
-    pub fn finish_rx(&mut self, end: u64) {
-        self.dma_free = self.dma_free.max(end);
+    pub fn next_landing(&self) -> Option<u64> {
+        self.next.map(|n| n.landing)
+    }
+
+    /// The packet whose DMA lands by `now`, if any; the DMA stage takes no other until
+    /// [`Nic::finish_rx`].
+    pub fn land(&mut self, now: u64) -> Option<Landed> {
+        let n = self.next.filter(|n| n.landing <= now)?;
+        self.next = None;
+        let held = self.rings[n.ring].held.pop_front().expect("the chosen ring holds its packet");
+        self.held_bytes -= held.frame.len();
+        Some(Landed { ring: n.ring, start: n.start, dma_wait: n.dma_wait, held })
+    }
+
+    /// Ring `ring`'s packet whose DMA started at `start` took `step` ps on the NIC, `stall` of them
+    /// waiting for descriptor fetches: the DMA stage is free again after the rest, the ring after all of
+    /// it, and the stage takes its next packet.
+    pub fn finish_rx(&mut self, ring: usize, start: u64, step: u64, stall: u64, land: impl Landing) {
+        self.dma_free = self.dma_free.max(start + step - stall.min(step));
+        self.rings[ring].free = start + step;
+        self.choose(land);
+    }
+
+    /// Whether the on-NIC buffer holds no packet.
+    pub fn rx_empty(&self) -> bool {
+        self.held_bytes == 0
     }
 
     /// A frame of `frame_len` bytes (FCS included) whose data is at the NIC at `ready` goes out;
@@ -113,24 +211,67 @@ impl Nic {
 mod tests {
     use super::*;
 
-    #[test]
-    fn buffer_overflow_drops_and_the_pipeline_paces() {
+    const US: u64 = 1_000_000;
+
+    /// A NIC of 1 Mpps with a 3000 B buffer.
+    fn small() -> Nic {
         let mut p = Profile::r640_silver4216();
         p.nic.rx_buffer = 3000;
         p.nic.mpps = 1.0;
-        let mut n = Nic::new(&p);
-        assert_eq!(n.admit(0, 1500), Some(1_000_000));
-        assert_eq!(n.admit(0, 1500), Some(2_000_000));
-        assert_eq!(n.admit(0, 1500), None);
-        // The first packet has left the buffer by 1 µs.
-        assert_eq!(n.admit(1_000_000, 1500), Some(3_000_000));
-        n.finish_rx(5_000_000);
-        assert_eq!(n.admit(5_000_000, 64), Some(6_000_000));
-        // The pipeline works on the next packet while the link still takes this one's writes.
-        n.finish_rx(8_000_000);
-        assert_eq!(n.admit(6_000_000, 64), Some(8_000_000));
-        n.finish_rx(8_500_000);
-        assert_eq!(n.admit(6_000_000, 64), Some(8_500_000));
+        Nic::new(&p)
+    }
+
+    /// DMAs land as they start.
+    fn at_once(_: usize) -> u64 {
+        0
+    }
+
+    fn arrive(n: &mut Nic, at: u64, ring: usize, len: usize) -> bool {
+        n.arrive(at, ring, (0, 0), vec![0; len], at_once).is_ok()
+    }
+
+    /// The packet landing by `now`: (ring, DMA start, wait for the DMA stage).
+    fn land(n: &mut Nic, now: u64) -> Option<(usize, u64, u64)> {
+        n.land(now).map(|l| (l.ring, l.start, l.dma_wait))
+    }
+
+    #[test]
+    fn buffer_overflow_drops_and_the_pipeline_paces() {
+        let mut n = small();
+        assert!(arrive(&mut n, 0, 0, 1500));
+        assert!(arrive(&mut n, 0, 0, 1500));
+        assert!(!arrive(&mut n, 0, 1, 1500), "the buffer holds two");
+        // The first packet's DMA started at 1 us and left the buffer.
+        assert!(arrive(&mut n, US, 1, 1500));
+        assert_eq!(land(&mut n, US), Some((0, US, 0)));
+        n.finish_rx(0, US, US, 0, at_once);
+        // The pipeline took the second packet at 2 us, when the DMA stage was free again.
+        assert_eq!(land(&mut n, 2 * US), Some((0, 2 * US, 0)));
+        n.finish_rx(0, 2 * US, 3 * US, 0, at_once);
+        // Ring 1's packet was due at 3 us, but the DMA stage is busy until 5 us: it moves there.
+        assert_eq!(land(&mut n, 3 * US), None);
+        assert_eq!(n.next_landing(), Some(5 * US));
+        assert_eq!(land(&mut n, 5 * US), Some((1, 5 * US, 2 * US)));
+        n.finish_rx(1, 5 * US, US, 0, at_once);
+        assert!(n.rx_empty());
+    }
+
+    /// shRing §4.3: a descriptor fetch holds back its own ring's packets, not other rings'.
+    #[test]
+    fn a_descriptor_fetch_stalls_its_ring_only() {
+        let mut n = small();
+        n.buffer = 1 << 20;
+        for ring in [0, 0, 1] {
+            assert!(arrive(&mut n, 0, ring, 64));
+        }
+        assert_eq!(land(&mut n, US), Some((0, US, 0)));
+        // Its step took 4 us, 3 of them waiting for a descriptor fetch: the stage is free at 2 us.
+        n.finish_rx(0, US, 4 * US, 3 * US, at_once);
+        assert_eq!(land(&mut n, 3 * US), Some((1, 3 * US, 0)), "ring 1 goes on at its pipeline time");
+        n.finish_rx(1, 3 * US, US, 0, at_once);
+        // Ring 0's next waits for the fetch until 5 us; of the 3 us since its pipeline time, only the 2
+        // the stage was busy count as back pressure.
+        assert_eq!(land(&mut n, 5 * US), Some((0, 5 * US, 2 * US)));
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct SimProbe<'m> {
     last_dma_read: Option<u64>,
     doorbell_at: Option<u64>,
     dma_wait: u64,
+    /// Time spent in `depend`, ps.
+    stall: u64,
 }
 
 /// What a step cost, once the probe is finished.
@@ -67,6 +69,8 @@ pub struct Step {
     pub phase_ps: [u64; Phase::ALL.len()],
     /// When the last doorbell written in the step reaches the device, if one was written.
     pub doorbell_at: Option<u64>,
+    /// Time the NIC waited for descriptor fetches in the step (`depend`), ps.
+    pub stall: u64,
 }
 
 impl<'m> SimProbe<'m> {
@@ -83,6 +87,7 @@ impl<'m> SimProbe<'m> {
             last_dma_read: None,
             doorbell_at: None,
             dma_wait: 0,
+            stall: 0,
         }
     }
 
@@ -99,7 +104,7 @@ impl<'m> SimProbe<'m> {
 
     /// End the step.
     pub fn finish(self) -> Step {
-        Step { end: self.now, phase_ps: self.phase_ps, doorbell_at: self.doorbell_at }
+        Step { end: self.now, phase_ps: self.phase_ps, doorbell_at: self.doorbell_at, stall: self.stall }
     }
 
     #[inline(always)]
@@ -269,6 +274,7 @@ impl Probe for SimProbe<'_> {
     #[inline]
     fn depend(&mut self) {
         if let Some(done) = self.last_dma_read.take() {
+            self.stall += done.saturating_sub(self.now);
             self.now = self.now.max(done);
         }
     }

@@ -265,6 +265,14 @@ impl DeviceSide for DynamicDevice {
         Ok(())
     }
 
+    /// The ring of the set the NIC steers to now.
+    fn ring_of(&self, queue: QueueId) -> usize {
+        match self.ring_set() {
+            RingSet::Private => self.private.ring_of(queue),
+            RingSet::Shared => self.shared.ring_of(queue),
+        }
+    }
+
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
         self.private.tx(p, wire, budget)
     }

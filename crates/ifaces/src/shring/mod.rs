@@ -182,6 +182,11 @@ impl<N: NicOrder> DeviceSide for ShDevice<N> {
         Ok(())
     }
 
+    /// The group's shared ring: its cores' packets wait for its descriptors together (§4.3).
+    fn ring_of(&self, queue: QueueId) -> usize {
+        usize::from(queue) / self.share
+    }
+
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
         self.tx.transmit(p, &self.arena, wire, budget)
     }
