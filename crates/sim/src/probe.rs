@@ -91,7 +91,7 @@ impl<'m> SimProbe<'m> {
         }
     }
 
-    /// The NIC's DMA writes wait `ps` for the link (PCIe back pressure, [`crate::nic::Nic::dma_wait`]).
+    /// The NIC's DMA writes wait `ps` for the link (PCIe back pressure, [`crate::nic::Landed::dma_wait`]).
     pub fn with_dma_wait(mut self, ps: u64) -> SimProbe<'m> {
         self.dma_wait = ps;
         self
