@@ -433,3 +433,23 @@ fn bad_configurations_name_their_option() {
     assert_eq!(rig.poll(0, 8), vec![0]);
     rig.drain_and_teardown();
 }
+
+/// shRing §4.3: a NIC waiting for a descriptor holds back the packets of that ring only, so an engine
+/// needs to know which queues share a ring: a shRing group's cores share its ring, COREC's workers its
+/// one queue, and every other design gives each queue its own.
+#[test]
+fn queues_name_the_descriptor_ring_they_take_buffers_from() {
+    fn rings<D: Design>(cfg: &IfaceConfig) -> Vec<usize> {
+        let arena = Arena::new("t", D::buffers_needed(cfg), BufLayout::default()).unwrap();
+        let (dev, _drivers) = D::build(cfg, &SharedPool::new(Arc::new(arena))).unwrap();
+        (0..cfg.cores).map(|q| dev.ring_of(q as u16)).collect()
+    }
+    let cfg = small();
+    assert_eq!(rings::<RxArr>(&cfg), [0, 0, 1, 1]);
+    assert_eq!(rings::<RxList>(&cfg), [0, 0, 1, 1]);
+    assert_eq!(rings::<BatchedRxList>(&cfg), [0, 0, 1, 1]);
+    assert_eq!(rings::<Dynamic>(&cfg), [0, 1, 2, 3], "dynamic shRing starts on private rings");
+    assert_eq!(rings::<Corec>(&cfg), [0, 0, 0, 0]);
+    assert_eq!(rings::<PrivRing>(&cfg), [0, 1, 2, 3]);
+    assert_eq!(rings::<RxBisect>(&cfg), [0, 1, 2, 3]);
+}
