@@ -360,13 +360,16 @@ pub fn run_design<D: Design, A: App>(
                     }
                     continue;
                 };
-                // The DMA is accounted at the time it lands (this event), like every other agent's
-                // traffic at its own event time; the pipeline is free again once the link has taken it.
-                let mut probe = SimProbe::new(&mut m, Agent::Nic, t, &cell).with_dma_wait(l.dma_wait);
+                // The step runs when the DMA lands (this event), so software sees the packet no
+                // earlier; its writes go on the link from a posted-write latency after the DMA's start,
+                // as they left the NIC, so that a short packet after a long one does not queue behind
+                // the long one's writes twice. The DMA stage is free again once the link has taken them.
+                let issue = l.start + m.pcie.write_latency_ps();
+                let mut probe = SimProbe::new(&mut m, Agent::Nic, issue, &cell).with_dma_wait(l.dma_wait);
                 let queue = reta.queue(l.held.hash);
                 let r = device.rx(&mut probe, queue, l.held.hash, &l.held.frame);
                 let step = probe.finish();
-                nic.finish_rx(l.ring, l.start, step.end - t, step.stall, |len| land_ps(&m, len));
+                nic.finish_rx(l.ring, l.start, step.end - issue, step.stall, |len| land_ps(&m, len));
                 let (len, seq) = (l.held.frame.len(), l.held.seq);
                 spare.push(l.held.frame);
                 match r {

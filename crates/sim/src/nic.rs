@@ -10,7 +10,9 @@
 //! "a descriptor cache miss on some ring does not stall incoming traffic destined to other rings, but
 //! with shRing there are fewer rings and so more traffic is stalled" (shRing §4.3). A packet arriving
 //! to a full buffer is dropped (`nic_buffer_full`). Its DMA lands (and the design's `rx` runs, making it
-//! visible to software) one write serialization and one posted-write latency after the DMA starts.
+//! visible to software) one write serialization and one posted-write latency after the DMA starts; the
+//! engine places the step's writes on the link from a posted-write latency after the start, where they
+//! left the NIC, so that packets of different lengths keep the order of their DMA starts on the link.
 //!
 //! Transmit: a doorbell wakes the engine when it reaches the NIC; each run sends up to one descriptor
 //! fetch's worth of packets and reschedules itself while software has more queued. A packet leaves on
