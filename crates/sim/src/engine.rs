@@ -347,17 +347,13 @@ pub fn run_design<D: Design, A: App>(
                     }
                     None => arrivals_done = true,
                 }
-                if let Some(at) = nic.next_landing() {
-                    q.push(at.max(t), Event::NicRx);
-                } else if arrivals_done {
+                if schedule_rx(&mut q, &nic, t) && arrivals_done {
                     drained(&mut device, &mut m, &mut q, &mut core_state, t, &cell);
                 }
             }
             Event::NicRx => {
                 let Some(l) = nic.land(t) else {
-                    if let Some(at) = nic.next_landing() {
-                        q.push(at.max(t), Event::NicRx);
-                    }
+                    schedule_rx(&mut q, &nic, t);
                     continue;
                 };
                 // The step runs when the DMA lands (this event), so software sees the packet no
@@ -400,9 +396,7 @@ pub fn run_design<D: Design, A: App>(
                         c.occupancy = (c.occupancy.0 + share, c.occupancy.1 + 1);
                     }
                 }
-                if let Some(at) = nic.next_landing() {
-                    q.push(at.max(t), Event::NicRx);
-                } else if arrivals_done {
+                if schedule_rx(&mut q, &nic, t) && arrivals_done {
                     drained(&mut device, &mut m, &mut q, &mut core_state, t, &cell);
                 }
             }
@@ -705,6 +699,18 @@ fn wake_core(q: &mut Queue, st: &mut CoreState<'_>, i: usize, t: u64) {
     if st.scheduled.is_none_or(|s| next < s) {
         st.scheduled = Some(next);
         q.push(next, Event::Core(i as u16));
+    }
+}
+
+/// Schedule the NIC's next receive landing, no earlier than `t`; true when its buffer holds nothing.
+#[inline]
+fn schedule_rx(q: &mut Queue, nic: &Nic, t: u64) -> bool {
+    match nic.next_landing() {
+        Some(at) => {
+            q.push(at.max(t), Event::NicRx);
+            false
+        }
+        None => true,
     }
 }
 
