@@ -283,8 +283,8 @@ pub struct Params {
     /// `false` gives every core all of its time [default: true].
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub noise: Option<bool>,
-    /// Simulator: the real time whose rare, long interruptions the measured window carries, spread
-    /// evenly over it (a no-drop trial of RFC 2544 lasts 60s) [default: the window's own length].
+    /// Simulator: the real time whose rare, long interruptions the run carries, spread evenly over it,
+    /// warm-up included (a no-drop trial of RFC 2544 lasts 60s) [default: the run's own length].
     #[arg(long)]
     pub noise_horizon: Option<Quantity>,
     /// Search the no-drop rate (RFC 2544): run the point once per tried rate between --ndr-low and

@@ -55,8 +55,8 @@ pub struct SimConfig {
     pub seed: u64,
     /// Whether cores are interrupted as the profile's host noise says ([`crate::noise`]).
     pub noise: bool,
-    /// Real time whose rare interruptions the measurement window carries, ps ([`crate::noise`]; a
-    /// no-drop trial of RFC 2544 lasts 60 s); `None`: the window's own length.
+    /// Real time whose rare interruptions the run (warm-up included) carries, ps ([`crate::noise`]; a
+    /// no-drop trial of RFC 2544 lasts 60 s); `None`: the run's own length.
     pub noise_horizon_ps: Option<u64>,
 }
 
@@ -139,10 +139,12 @@ impl SimConfig {
                 ),
             );
         }
-        if self.noise_horizon_ps.is_some_and(|h| h < self.duration_ps - self.warmup_ps) {
+        if self.noise_horizon_ps.is_some_and(|h| h < self.duration_ps) {
             return bad(
                 "noise-horizon",
-                "the noise horizon is the real time a window stands for; give at least the measured duration".into(),
+                "the noise horizon is the real time a run stands for; give at least the run's length, warm-up \
+                 and measured duration together"
+                    .into(),
             );
         }
         self.traffic.validate().map_err(SimError::Traffic)?;

@@ -233,8 +233,14 @@ pub fn run_design<D: Design, A: App>(
     let mut timeline = Timeline::new(cfg.duration_ps);
     let mut noise: Vec<CoreNoise> = (0..cores)
         .map(|i| {
-            let params = if cfg.noise { profile.noise.clone() } else { crate::noise::NoiseParams::none() };
-            CoreNoise::new(&params, cfg.seed, i, (win.0, win.1), cfg.noise_horizon_ps)
+            // Workers on every core: core 0 also runs the housekeeping (Profile::housekeeping).
+            let housekeeping = profile.housekeeping.as_ref().filter(|_| i == 0 && cores == profile.cpu.cores);
+            let params = match (cfg.noise, housekeeping) {
+                (false, _) => crate::noise::NoiseParams::none(),
+                (true, Some(h)) => h.clone(),
+                (true, None) => profile.noise.clone(),
+            };
+            CoreNoise::new(&params, cfg.seed, i, cfg.duration_ps, cfg.noise_horizon_ps)
         })
         .collect();
     let mut core_state: Vec<CoreState<'_>> = (0..cores)
