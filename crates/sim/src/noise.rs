@@ -130,7 +130,11 @@ impl CoreNoise {
     /// `horizon_ps` of real time (`None`: the run's own length). Streams are seeded from `seed` and the
     /// core, apart from every other random stream of the run.
     pub fn new(params: &NoiseParams, seed: u64, core: usize, run_ps: u64, horizon_ps: Option<u64>) -> Self {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6e6f_6973_6500_0000 ^ core as u64);
+        // The seed is spread over the word before the core is mixed in: `seed ^ core` alone gives
+        // seeds below the core count the same streams on other cores.
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(
+            seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0x6e6f_6973_6500_0000 ^ core as u64,
+        );
         let u = horizon_ps.filter(|_| params.is_on()).and_then(|h| params.longest(h, &mut rng));
         let at = rng.random_range(0..run_ps.max(1));
         let longest = u.map(|u| Interruption { at, len: (params.length_ns(u) * 1000.0) as u64 });
@@ -264,6 +268,14 @@ mod tests {
             let mut c = CoreNoise::new(n, seed, 0, run, h);
             std::iter::from_fn(|| c.take_until(run)).collect()
         }
+    }
+
+    #[test]
+    fn seeds_give_every_core_its_own_streams() {
+        let first = |seed: u64, core: usize| CoreNoise::new(&jit(), seed, core, 1_000_000_000, None).next;
+        assert_ne!(first(1, 0), first(0, 1), "seed 1 on core 0 is not seed 0 on core 1");
+        assert_ne!(first(2, 3), first(3, 2));
+        assert_eq!(first(2, 3), first(2, 3));
     }
 
     #[test]
