@@ -404,12 +404,11 @@ fn linux_noise() -> NoiseParams {
 }
 
 /// The core of the same server that has the long tail ([JIT] core 2: five times the others' longest
-/// interruptions), taken as the one that also runs the operating system's housekeeping. The papers' NFs
-/// run on every core of their 16-core CPUs (rxBisect §3.1: "LB uses all cores of a 16-core CPU"), so
-/// some worker shares its core with the housekeeping: the nicmem artifact's core mask (`fig9/test.sh`,
-/// `0xfffffffc`) leaves lcores 0 and 1 to the kernel, so 16 workers on the 16-core CPU include the
-/// hyperthreads of those two cores. The model stops that worker for the whole interruption, as
-/// sysjitter counts it; a hyperthread sibling would only slow it.
+/// interruptions), taken as the one that also runs the operating system's housekeeping. The papers'
+/// servers run with hyperthreading off and their CPUs isolated from the scheduler ([P0] §5), and their
+/// NFs run on every core of the 16-core CPU (rxBisect §3.1: "LB uses all cores of a 16-core CPU"), so
+/// one worker's core also carries the kernel's own work. (nicmem's artifact, `fig9/test.sh`, keeps cores
+/// 0 and 1 for the kernel with DPDK's core mask `0xfffffffc`, which is why its runs stop at 14 cores.)
 fn housekeeping_noise() -> NoiseParams {
     NoiseParams {
         rate_hz: 1002.438,
