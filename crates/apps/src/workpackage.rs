@@ -25,9 +25,11 @@ use std::sync::Arc;
 
 /// Cycles per random number drawn: one xoshiro256++ step (about a dozen simple operations).
 const DRAW_WORK: u32 = 5;
-/// Cycles per read besides the load itself: the multiply that mixes the value read into the state and
-/// the multiply-shift that maps the state to the next position.
-const READ_WORK: u32 = 6;
+/// Cycles per read besides the load itself, on the dependent chain of FastClick's `rmaction`: the
+/// shifts and xors that mix the value read into the state (about 3) and the integer division that maps
+/// the state to a position, 64-bit as the generator's result type makes it (DIV r64 on Skylake: 35-88
+/// cycles of latency, Agner Fog's instruction tables; the low end, the dividend being a 32-bit value).
+const READ_WORK: u32 = 38;
 /// Cycles per 64-byte line of payload read (summed) or written (stored): a few vector operations.
 const LINE_WORK: u32 = 4;
 /// Cycles to swap the two MAC addresses: two 6-byte loads and stores.
@@ -132,23 +134,25 @@ impl WorkPackage {
         }
     }
 
-    /// FastClick's `rmaction`: draw `work` random numbers, then walk `reads` positions of the array, each
-    /// computed from the state mixed with the previous value read.
+    /// FastClick's `rmaction` (`elements/research/workpackage.cc`): draw `work` random numbers, then walk
+    /// `reads` positions of the array, each the 32-bit state divided by `u32::MAX / (len + 1) + 1`, the
+    /// state then mixed with the value read.
     fn random_reads<P: Probe>(&mut self, p: &mut P) {
-        let mut state = 0;
+        let mut state = 0u32;
         for _ in 0..self.draws {
-            state = self.rng.next_u64();
+            state = self.rng.next_u32();
         }
         p.work(DRAW_WORK * self.draws);
-        let n = self.array.len() as u128;
+        let last = self.array.len() - 1;
+        let divisor = u64::from(u32::MAX) / (last as u64 + 2) + 1;
         for _ in 0..self.reads {
-            // Lemire's multiply-shift maps the state to a position without a division.
-            let w = &self.array[((u128::from(state) * n) >> 64) as usize];
+            // FastClick's position can be one past the end for a state near u32::MAX; rxlab stays inside.
+            let w = &self.array[((u64::from(state) / divisor) as usize).min(last)];
             p.read(w);
             p.work(READ_WORK);
-            state = (state ^ u64::from(*w)).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(29);
+            state = *w ^ (state << 24 ^ state << 16 ^ state << 8 ^ state >> 16);
         }
-        self.checksum = self.checksum.wrapping_add(state);
+        self.checksum = self.checksum.wrapping_add(u64::from(state));
     }
 }
 
