@@ -113,6 +113,18 @@ pub fn facts(p: &Profile) -> String {
             p.cpu.cores
         );
     }
+    let noise = |n: &sim::noise::NoiseParams| {
+        let longest = n.quantiles.last().map_or(0.0, |q| q.1) / 1e3;
+        format!(
+            "{:.0} interruptions/s, {:.2} % of the time, longest {longest:.1} us",
+            n.rate_hz,
+            n.busy_share() * 100.0
+        )
+    };
+    out += &format!("Noise per core: {}\n", noise(&p.noise));
+    if let Some(h) = &p.housekeeping {
+        out += &format!("Noise of core 0 when workers take every core (housekeeping): {}\n", noise(h));
+    }
     out
 }
 
@@ -167,6 +179,8 @@ mod tests {
         assert!(f.contains("DDIO: 2 of 11 ways = 4.00 MiB"), "{f}");
         assert!(f.contains("line rate 297.62 Mpps"), "{f}");
         assert!(f.contains("1500 B frames") && f.contains("line rate 16.45 Mpps"), "{f}");
+        assert!(f.contains("Noise per core: 1002 interruptions/s") && f.contains("longest 47.5 us"), "{f}");
+        assert!(f.contains("(housekeeping): 1002 interruptions/s") && f.contains("longest 347.1 us"), "{f}");
         assert_eq!(pcie_gen(8.0), 3);
         assert_eq!(pcie_gen(32.0), 5);
     }
