@@ -143,11 +143,11 @@ impl WorkPackage {
             state = self.rng.next_u32();
         }
         p.work(DRAW_WORK * self.draws);
-        let last = self.array.len() - 1;
-        let divisor = u64::from(u32::MAX) / (last as u64 + 2) + 1;
+        let len = self.array.len();
+        let divisor = u64::from(u32::MAX) / (len as u64 + 1) + 1;
         for _ in 0..self.reads {
             // FastClick's position can be one past the end for a state near u32::MAX; rxlab stays inside.
-            let w = &self.array[((u64::from(state) / divisor) as usize).min(last)];
+            let w = &self.array[((u64::from(state) / divisor) as usize).min(len - 1)];
             p.read(w);
             p.work(READ_WORK);
             state = *w ^ (state << 24 ^ state << 16 ^ state << 8 ^ state >> 16);

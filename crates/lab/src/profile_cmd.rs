@@ -114,7 +114,7 @@ pub fn facts(p: &Profile) -> String {
         );
     }
     let noise = |n: &sim::noise::NoiseParams| {
-        let longest = n.quantiles.last().map_or(0.0, |q| q.1) / 1e3;
+        let longest = n.length_ns(1.0) / 1e3;
         format!(
             "{:.0} interruptions/s, {:.2} % of the time, longest {longest:.1} us",
             n.rate_hz,

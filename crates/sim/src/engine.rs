@@ -233,13 +233,8 @@ pub fn run_design<D: Design, A: App>(
     let mut timeline = Timeline::new(cfg.duration_ps);
     let mut noise: Vec<CoreNoise> = (0..cores)
         .map(|i| {
-            // Workers on every core: core 0 also runs the housekeeping (Profile::housekeeping).
-            let housekeeping = profile.housekeeping.as_ref().filter(|_| i == 0 && cores == profile.cpu.cores);
-            let params = match (cfg.noise, housekeeping) {
-                (false, _) => crate::noise::NoiseParams::none(),
-                (true, Some(h)) => h.clone(),
-                (true, None) => profile.noise.clone(),
-            };
+            let params =
+                if cfg.noise { profile.core_noise(i, cores).clone() } else { crate::noise::NoiseParams::none() };
             CoreNoise::new(&params, cfg.seed, i, cfg.duration_ps, cfg.noise_horizon_ps)
         })
         .collect();

@@ -589,6 +589,15 @@ impl Profile {
         }
     }
 
+    /// The interruptions of worker `core` in a run of `workers` workers: the housekeeping core's for core
+    /// 0 when the workers take every core ([`Profile::housekeeping`]), else the profile's `noise`.
+    pub fn core_noise(&self, core: usize, workers: usize) -> &NoiseParams {
+        match &self.housekeeping {
+            Some(h) if core == 0 && workers == self.cpu.cores => h,
+            _ => &self.noise,
+        }
+    }
+
     /// Dell R640, Xeon Silver 4216, two 100 GbE ConnectX-5 (papers 000, 001, 002).
     pub fn r640_silver4216() -> Profile {
         Profile {
