@@ -101,7 +101,7 @@ const GRAPHS: &[Graph] = &[
         nf: "nat",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPNAT", "FlowCounter"),
         sets: &[("state", "fcb")],
-        work: 769,
+        work: 813,
         source: Source::Calibrated(Calibration {
             cores: 14,
             ring: 64,
@@ -117,7 +117,7 @@ const GRAPHS: &[Graph] = &[
         nf: "lb",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPLoadBalancer"),
         sets: &[("state", "fcb")],
-        work: 747,
+        work: 605,
         source: Source::Calibrated(Calibration {
             cores: 12,
             ring: 64,

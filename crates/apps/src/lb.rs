@@ -14,8 +14,9 @@ use crate::cuckoo::{CuckooTable, Layout};
 use crate::flow::{self, FlowKey};
 use crate::params::Reader;
 use crate::{App, AppError};
-use ifaces::{CoreCtx, Metrics, Packet, Probe};
+use ifaces::{CoreCtx, Metrics, NoProbe, Packet, Probe};
 use std::net::Ipv4Addr;
+use wire::FiveTuple;
 use wire::rewrite::{self, Side};
 
 /// First backend address; backend `i` is this plus `i`.
@@ -175,6 +176,13 @@ impl<S: Select, T: FlowTable> App for Balancer<S, T> {
         }
     }
 
+    fn warm(&mut self, flows: &mut dyn Iterator<Item = FiveTuple>) {
+        for key in flows.filter_map(|t| FlowKey::from_tuple(&t)) {
+            self.backend(&mut NoProbe::default(), &key);
+        }
+        self.stats = Stats::default();
+    }
+
     fn tables(&self) -> Vec<std::ops::Range<usize>> {
         let mut t = self.table.tables();
         t.extend(self.select.tables());
@@ -221,6 +229,22 @@ mod tests {
         assert!(per_backend.values().all(|&n| n == 2), "{per_backend:?}");
         let m = lb.metrics();
         assert_eq!((m["new_flows"], m["flow_hits"]), (8.0, 8.0));
+    }
+
+    #[test]
+    fn warmed_flows_hit_and_keep_the_backend_their_first_packet_would_get() {
+        let core = TestCore::new();
+        let lb = || Lb::new(AppParams::new().with("flows", 1000).with("backends", 4).reader("lb")).unwrap();
+        let frames: Vec<Vec<u8>> = (0..8).map(|i| frame("10.0.0.1", 1000 + i, "192.0.2.80", 80, 17, 64)).collect();
+        let tuples: Vec<_> = frames.iter().map(|f| *PacketView::new_checked(&f[..]).unwrap().five_tuple()).collect();
+        let mut warmed = lb();
+        warmed.warm(&mut tuples.into_iter());
+        assert_eq!(warmed.metrics()["flows"], 8.0);
+        assert_eq!(warmed.metrics()["new_flows"], 0.0, "warming is not counted");
+        let mut cold = lb();
+        assert_eq!(core.run(&mut warmed, &frames), core.run(&mut cold, &frames));
+        let (w, c) = (warmed.metrics(), cold.metrics());
+        assert_eq!((w["new_flows"], w["flow_hits"], c["new_flows"]), (0.0, 8.0, 8.0));
     }
 
     #[test]

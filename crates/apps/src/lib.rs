@@ -37,6 +37,7 @@ use ifaces::nicmem::NicMem;
 use ifaces::sync::Arc;
 use ifaces::{CoreCtx, Metrics, Packet, Probe};
 use std::ops::Range;
+use wire::FiveTuple;
 
 /// A network function over bursts of packets.
 pub trait App: Send {
@@ -60,6 +61,13 @@ pub trait App: Send {
     fn bind_nicmem(&mut self, _nicmem: Option<&Arc<NicMem>>) -> Result<(), AppError> {
         Ok(())
     }
+
+    /// Show the app, before the run, the flows its core will receive, as the papers' warm-up traffic
+    /// does (the nicmem artifact loads the NF with 10 s of T-Rex at full rate before it measures,
+    /// `fig9/run_test.sh`): apps with per-flow state create each flow's here, so that the run starts in
+    /// the papers' steady state, where every packet belongs to a known flow. Nothing is reported to a
+    /// probe, and the app's counters start from zero afterwards.
+    fn warm(&mut self, _flows: &mut dyn Iterator<Item = FiveTuple>) {}
 
     /// The host memory of the tables the app indexes by packet contents (routing tables, flow tables,
     /// arrays, logs). The simulator keeps their layout, as it keeps the packet arena's, so lookups spread
@@ -224,6 +232,10 @@ impl App for AnyApp {
 
     fn bind_nicmem(&mut self, nicmem: Option<&Arc<NicMem>>) -> Result<(), AppError> {
         dispatch!(self, a => a.bind_nicmem(nicmem))
+    }
+
+    fn warm(&mut self, flows: &mut dyn Iterator<Item = FiveTuple>) {
+        dispatch!(self, a => a.warm(flows))
     }
 
     fn tables(&self) -> Vec<Range<usize>> {

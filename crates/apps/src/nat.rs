@@ -12,8 +12,9 @@ use crate::cuckoo::{CuckooTable, Layout};
 use crate::flow::{self, FlowKey};
 use crate::params::Reader;
 use crate::{App, AppError};
-use ifaces::{CoreCtx, Metrics, Packet, Probe};
+use ifaces::{CoreCtx, Metrics, NoProbe, Packet, Probe};
 use std::net::Ipv4Addr;
+use wire::FiveTuple;
 use wire::rewrite::{self, Side};
 
 /// Ports per public address (1024 and above).
@@ -152,6 +153,13 @@ impl App for Nat {
         self.table.tables()
     }
 
+    fn warm(&mut self, flows: &mut dyn Iterator<Item = FiveTuple>) {
+        for key in flows.filter_map(|t| FlowKey::from_tuple(&t)) {
+            self.translate(&mut NoProbe::default(), &key);
+        }
+        self.stats = Stats::default();
+    }
+
     fn metrics(&self) -> Metrics {
         let s = &self.stats;
         Metrics::from([
@@ -210,6 +218,21 @@ mod tests {
         assert!(core.run(&mut app, &[stray]).is_empty());
         let m = app.metrics();
         assert_eq!((m["new_flows"], m["translated_in"], m["drop_no_mapping"]), (2.0, 1.0, 1.0));
+    }
+
+    #[test]
+    fn warmed_flows_are_translated_as_known_ones_and_counters_start_at_zero() {
+        let core = TestCore::new();
+        let out = frame("10.0.0.5", 4000, "93.184.216.34", 443, 6, 128);
+        let mut warmed = nat(100);
+        warmed.warm(&mut [tuple(&out)].into_iter());
+        assert_eq!(warmed.metrics()["new_flows"], 0.0, "warming is not counted");
+        let mut cold = nat(100);
+        cold.warm(&mut std::iter::empty());
+        let (w, c) = (core.run(&mut warmed, &[out.clone()]), core.run(&mut cold, &[out]));
+        assert_eq!(tuple(&w[0]), tuple(&c[0]), "the flow got the endpoint its first packet would have");
+        assert_eq!((warmed.metrics()["new_flows"], cold.metrics()["new_flows"]), (0.0, 1.0));
+        assert_eq!(warmed.metrics()["translated_out"], 1.0);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use ifaces::nicmem::NicMem;
 use ifaces::sync::Arc;
 use ifaces::{CoreCtx, IfaceConfig, Metrics, Packet, Probe, TxFull};
 use std::ops::Range;
+use wire::FiveTuple;
 
 /// The software layer between the receive interface and the NF's own code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -104,6 +105,10 @@ impl<A: App> App for Hosted<A> {
 
     fn bind_nicmem(&mut self, nicmem: Option<&Arc<NicMem>>) -> Result<(), AppError> {
         self.app.bind_nicmem(nicmem)
+    }
+
+    fn warm(&mut self, flows: &mut dyn Iterator<Item = FiveTuple>) {
+        self.app.warm(flows)
     }
 
     fn tables(&self) -> Vec<Range<usize>> {

@@ -232,6 +232,16 @@ pub enum Wake {
     AllCores,
 }
 
+impl Wake {
+    /// The cores, of `cores`, that receive the packets RSS steers to `queue`.
+    pub fn cores(self, queue: QueueId, cores: usize) -> std::ops::Range<usize> {
+        match self {
+            Wake::OwnCore => usize::from(queue)..usize::from(queue) + 1,
+            Wake::AllCores => 0..cores,
+        }
+    }
+}
+
 /// The NIC's side of a design.
 pub trait DeviceSide: Send {
     /// A packet arrived and RSS steered it to `queue` (an index below the number of cores) with Toeplitz

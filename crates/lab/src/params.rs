@@ -287,6 +287,11 @@ pub struct Params {
     /// warm-up included (a no-drop trial of RFC 2544 lasts 60s) [default: the run's own length].
     #[arg(long)]
     pub noise_horizon: Option<Quantity>,
+    /// Simulator: before the run, give each core's NF every flow RSS steers to it, as the papers' warm-up
+    /// traffic does (10 s of T-Rex before measuring), so flow tables start in steady state; `false`
+    /// starts them empty and every flow's first packet creates it [default: true].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub warm_tables: Option<bool>,
     /// Search the no-drop rate (RFC 2544): run the point once per tried rate between --ndr-low and
     /// --rate (the high bound), changing nothing else, and report the highest rate whose trial lost at
     /// most --ndr-loss of its packets [default: false].
@@ -347,6 +352,7 @@ impl Params {
             arrivals: Some(Arrivals::Paced),
             sim_seed: Some(1),
             noise: Some(true),
+            warm_tables: Some(true),
             ..Params::default()
         }
     }

@@ -253,6 +253,7 @@ pub fn build(p: &Params) -> Result<Config> {
                     .then(|| duration(&p.noise_horizon, "noise-horizon"))
                     .transpose()?
                     .map(|d| d.as_nanos() as u64 * 1000),
+                warm_tables: *get(&p.warm_tables, "warm-tables")?,
             })))
         }
     }

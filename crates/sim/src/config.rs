@@ -58,6 +58,9 @@ pub struct SimConfig {
     /// Real time whose rare interruptions the run (warm-up included) carries, ps ([`crate::noise`]; a
     /// no-drop trial of RFC 2544 lasts 60 s); `None`: the run's own length.
     pub noise_horizon_ps: Option<u64>,
+    /// Whether each core's app sees every flow RSS steers to it before the run (`apps::App::warm`), as
+    /// the papers' warm-up traffic shows it every flow; `false` starts with empty flow tables.
+    pub warm_tables: bool,
 }
 
 impl Default for SimConfig {
@@ -82,6 +85,7 @@ impl Default for SimConfig {
             seed: 1,
             noise: true,
             noise_horizon_ps: None,
+            warm_tables: true,
         }
     }
 }

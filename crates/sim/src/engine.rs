@@ -39,7 +39,7 @@ use crate::timeline::Timeline;
 use apps::App;
 use ifaces::invariants::{RunCounts, Violation, check_buffers};
 use ifaces::{
-    Arena, CoreCtx, Design, DeviceSide, DriverSide, DropReason, Drops, Metrics, Packet, Phase, Probe, SharedPool, Wake,
+    Arena, CoreCtx, Design, DeviceSide, DriverSide, DropReason, Drops, Metrics, Packet, Phase, Probe, SharedPool,
 };
 use measure::{LatencyHistogram, ReorderTracker, Throughput};
 use rand::SeedableRng;
@@ -213,6 +213,16 @@ pub fn run_design<D: Design, A: App>(
     let ctxs: Vec<CoreCtx> = (0..cores).map(|i| CoreCtx::new(i as u16, iface.cache, &pool)).collect();
     let mut source = Generator::new(&cfg.traffic).map_err(SimError::Traffic)?;
     let reta = IndirectionTable::round_robin(cores).map_err(|message| SimError::Config { option: "cores", message })?;
+    if cfg.warm_tables {
+        // The papers measure after 10 s of warm-up traffic (nicmem artifact, fig9/run_test.sh): each core
+        // has seen every flow RSS steers to it.
+        let flows = source.flows();
+        for (i, app) in apps.iter_mut().enumerate() {
+            app.warm(
+                &mut flows.iter().filter(|f| D::WAKE.cores(reta.queue(f.hash), cores).contains(&i)).map(|f| f.tuple),
+            );
+        }
+    }
     let mut m = Machine::new(profile, cores, (arena.base_addr(), arena.size()));
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
     m.add_data_regions(device.data_regions());
@@ -372,11 +382,7 @@ pub fn run_design<D: Design, A: App>(
                 match r {
                     Ok(()) => {
                         c.rx_bytes += (len + FCS_LEN) as u64;
-                        let targets = match D::WAKE {
-                            Wake::OwnCore => usize::from(queue)..usize::from(queue) + 1,
-                            Wake::AllCores => 0..cores,
-                        };
-                        for i in targets {
+                        for i in D::WAKE.cores(queue, cores) {
                             wake_core(&mut q, &mut core_state[i], i, t);
                         }
                     }
