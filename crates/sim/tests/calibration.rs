@@ -27,6 +27,7 @@ fn calibrated_graphs_cost_what_their_papers_state() {
             warmup_ps: 10_000_000_000,
             ..SimConfig::default()
         };
+        cfg.design = c.design.into();
         cfg.iface.cores = c.cores;
         cfg.iface.ring = RingSize::new(u64::from(c.ring)).unwrap();
         cfg.cqe_compress = Some(c.cqe_compress);
