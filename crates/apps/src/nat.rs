@@ -229,7 +229,7 @@ mod tests {
         assert_eq!(warmed.metrics()["new_flows"], 0.0, "warming is not counted");
         let mut cold = nat(100);
         cold.warm(&mut std::iter::empty());
-        let (w, c) = (core.run(&mut warmed, &[out.clone()]), core.run(&mut cold, &[out]));
+        let (w, c) = (core.run(&mut warmed, std::slice::from_ref(&out)), core.run(&mut cold, &[out]));
         assert_eq!(tuple(&w[0]), tuple(&c[0]), "the flow got the endpoint its first packet would have");
         assert_eq!((warmed.metrics()["new_flows"], cold.metrics()["new_flows"]), (0.0, 1.0));
         assert_eq!(warmed.metrics()["translated_out"], 1.0);
