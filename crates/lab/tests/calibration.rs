@@ -33,3 +33,29 @@ fn shring_fig2_workpackage_costs_what_shring_states_at_shring_8() {
          (recalibrate `work` in experiments/shring-fig2.toml: each random number costs 5 cycles)"
     );
 }
+
+/// Every experiment that runs WorkPackage with a `work=` uses shRing Fig. 2's calibrated value: the
+/// calibration is made once, in experiments/shring-fig2.toml, and the others repeat it.
+#[test]
+fn every_experiment_uses_shring_fig2s_calibrated_work() {
+    let work = |params: &str| params.split(',').find_map(|kv| kv.trim().strip_prefix("work=")).map(str::to_string);
+    let calibrated = work(&app_params("shring-fig2.toml")).expect("shring-fig2.toml sets work=");
+    let dir = format!("{}/../../experiments", env!("CARGO_MANIFEST_DIR"));
+    let mut users = 0;
+    for entry in std::fs::read_dir(&dir).expect("experiments/") {
+        let path = entry.expect("a directory entry").path();
+        if path.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let doc: toml::Table = std::fs::read_to_string(&path).unwrap().parse().unwrap();
+        let cases = doc.get("case").and_then(|c| c.as_array()).cloned().unwrap_or_default();
+        let tables = std::iter::once(doc.get("run").cloned()).chain(cases.into_iter().map(Some)).flatten();
+        for t in tables {
+            if let Some(w) = t.get("app_params").and_then(|v| v.as_str()).and_then(work) {
+                assert_eq!(w, calibrated, "{}: work={w}, shring-fig2.toml calibrates {calibrated}", path.display());
+                users += 1;
+            }
+        }
+    }
+    assert!(users >= 4, "shring-fig2, shring-fig6, imbalance and the default experiment use it ({users} found)");
+}
