@@ -175,6 +175,9 @@ impl Graph {
         app: &mut A,
     ) {
         for pkt in rx.iter() {
+            // FromDPDKDevice prefetches each packet's data right after `rte_eth_rx_burst`
+            // (`rte_prefetch0(data)` in `elements/userlevel/fromdpdkdevice.cc`, `run_task`).
+            p.prefetch(pkt.addr(), 1);
             if let Some(anno) = pkt.priv_addr() {
                 p.touch(anno, ANNO_LEN, Access::Write);
                 p.touch(anno, CB_LEN, Access::Write);

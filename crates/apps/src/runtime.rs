@@ -139,6 +139,26 @@ mod tests {
         assert_eq!(iface.tx_full, TxFull::Drop);
     }
 
+    /// FastClick's FromDPDKDevice and DPDK's l3fwd prefetch each packet's data; the driver does not,
+    /// and neither does an NF run bare that does not do it itself.
+    #[test]
+    fn fastclick_and_l3fwd_prefetch_each_packet_and_bare_nfs_do_not() {
+        let core = crate::harness::TestCore::new();
+        let frames: Vec<Vec<u8>> =
+            (0..4).map(|i| crate::harness::frame("10.0.0.1", 1000 + i, "10.1.0.1", 80, 17, 64)).collect();
+        let prefetched = |nf: &str, runtime: Runtime| {
+            let params = if nf == "l3fwd" { AppParams::new() } else { AppParams::parse("flows=100").unwrap() };
+            let mut app = Hosted::for_cores(nf, &params, 1, runtime).unwrap().pop().unwrap();
+            let p = &mut ifaces::probe::CountingProbe::default();
+            core.run_with(&mut app, p, &frames);
+            p.prefetched
+        };
+        assert_eq!(prefetched("lb", Runtime::FastClick), 4);
+        assert_eq!(prefetched("lb", Runtime::Native), 0);
+        assert_eq!(prefetched("maglev", Runtime::Native), 0);
+        assert_eq!(prefetched("l3fwd", Runtime::Native), 4);
+    }
+
     #[test]
     fn fastclick_hosts_the_papers_nfs_only() {
         let small = AppParams::parse("flows=100").unwrap();

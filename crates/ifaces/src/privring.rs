@@ -325,6 +325,25 @@ mod tests {
         drop(rx);
     }
 
+    /// The driver writes each received mbuf's header and leaves the packet's data to whoever reads it:
+    /// DPDK's receive paths prefetch no packet data (FastClick and l3fwd do it themselves).
+    #[test]
+    fn receiving_writes_the_mbuf_header_and_prefetches_nothing() {
+        let cfg = small(1);
+        let pool =
+            SharedPool::new(Arc::new(Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap()));
+        let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
+        let core = CoreCtx::new(0, cfg.cache, &pool);
+        for _ in 0..4 {
+            assert_eq!(dev.rx(&mut NoProbe::default(), 0, 0, &[0u8; 60]), Ok(()));
+        }
+        let (p, mut rx) = (&mut CountingProbe::default(), Vec::new());
+        assert_eq!(drivers[0].rx_burst(p, &core, &mut rx, 4), 4);
+        assert_eq!(p.prefetched, 0);
+        assert!(p.touches[crate::probe::Access::Write as usize] >= 4, "{p:?}");
+        drop(rx);
+    }
+
     #[test]
     fn bad_burst_is_a_config_error() {
         let cfg = IfaceConfig { burst: 0, ..small(1) };

@@ -195,6 +195,8 @@ pub struct CountingProbe {
     pub locks: u64,
     /// Waits for a read's data ([`Probe::depend`]).
     pub depends: u64,
+    /// Lines software prefetched ([`Probe::prefetch`]).
+    pub prefetched: u64,
     /// Current phase.
     pub current: Option<Phase>,
     /// Virtual time returned by `now_ns`, advanced by tests.
@@ -213,6 +215,9 @@ impl Probe for CountingProbe {
     }
     fn depend(&mut self) {
         self.depends += 1;
+    }
+    fn prefetch(&mut self, addr: usize, len: usize) {
+        self.prefetched += ((addr + len.max(1)).div_ceil(64) - addr / 64) as u64;
     }
     fn mmio_write(&mut self, _: usize, _: usize) {
         self.mmio += 1;

@@ -64,15 +64,14 @@ pub fn swap<'c, P: Probe>(
 }
 
 /// The received buffer `id` becomes the core's packet of `len` bytes (`Posted -> Core`): the driver
-/// writes its mbuf header (length, RSS hash: one line) and prefetches its first line, as FastClick's
-/// `FromDPDKDevice` does for every packet right after `rte_eth_rx_burst`, so that the app's header reads
-/// find a burst's lines already on their way. (Ensō's library hands out pipe bytes and prefetches
-/// nothing; its designs do not come here.)
+/// writes its mbuf header (length, RSS hash: one line) and leaves the packet's data alone, as DPDK's
+/// receive paths do. Software that prefetches the data does so itself (FastClick's `FromDPDKDevice`,
+/// `apps::fastclick`; DPDK's l3fwd, `apps::l3fwd`); an application that does not (Ensō's DPDK Maglev)
+/// waits for its first read of each packet.
 #[inline]
 pub fn receive<'c, P: Probe>(p: &mut P, core: &'c CoreCtx, id: BufId, len: u32) -> Packet<'c> {
     let pkt = Packet::reclaim(core, id, len);
     p.touch(pkt.meta_addr(), 64, Access::Write);
-    p.prefetch(pkt.addr(), 1);
     pkt
 }
 
