@@ -220,6 +220,15 @@ mod tests {
         }
     }
 
+    /// privRing on one core of [`small`]: its device, its driver and the core.
+    fn one_core() -> (PrivRingDevice, Vec<PrivRingDriver>, CoreCtx) {
+        let cfg = small(1);
+        let pool =
+            SharedPool::new(Arc::new(Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap()));
+        let (dev, drivers) = PrivRing::build(&cfg, &pool).unwrap();
+        (dev, drivers, CoreCtx::new(0, cfg.cache, &pool))
+    }
+
     /// One step of a single-threaded schedule of NIC and core actions.
     #[derive(Debug, Clone)]
     enum Step {
@@ -307,11 +316,7 @@ mod tests {
 
     #[test]
     fn a_full_ring_drops_with_a_reason_and_recovers() {
-        let cfg = small(1);
-        let pool =
-            SharedPool::new(Arc::new(Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap()));
-        let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
-        let core = CoreCtx::new(0, cfg.cache, &pool);
+        let (mut dev, mut drivers, core) = one_core();
         let p = &mut NoProbe::default();
         for _ in 0..8 {
             assert_eq!(dev.rx(p, 0, 0, &[0u8; 60]), Ok(()));
@@ -329,11 +334,7 @@ mod tests {
     /// DPDK's receive paths prefetch no packet data (FastClick and l3fwd do it themselves).
     #[test]
     fn receiving_writes_the_mbuf_header_and_prefetches_nothing() {
-        let cfg = small(1);
-        let pool =
-            SharedPool::new(Arc::new(Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap()));
-        let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
-        let core = CoreCtx::new(0, cfg.cache, &pool);
+        let (mut dev, mut drivers, core) = one_core();
         for _ in 0..4 {
             assert_eq!(dev.rx(&mut NoProbe::default(), 0, 0, &[0u8; 60]), Ok(()));
         }

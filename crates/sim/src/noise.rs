@@ -9,16 +9,16 @@
 //! Poisson stream of interruptions ([`CoreNoise`]); the engine holds a core's next step back while one
 //! lasts.
 //!
-//! A simulated run of milliseconds sees the frequent, short interruptions but almost never the rare,
-//! long ones that decide a no-drop trial of a minute (RFC 2544 §24: at least 60 s) or tip a server whose
-//! working set leaks out of the LLC into its second state (rings full, buffers in DRAM: the papers' runs
-//! last tens of seconds). With a horizon `H`, each core's run (warm-up included, standing for the real
-//! trial's start) carries the longest interruption that core has in `H` seconds, at a time drawn
-//! uniformly over the run as in the real trial, while the shorter ones keep their real rate. The longest is what decides both: a trial fails on
-//! any overflow, and a server tips on the first interruption long enough. Carrying that one alone keeps
-//! each core's load as the real one's (a run carrying more of a minute's rare interruptions would put
-//! them milliseconds apart instead of seconds, and the cores that just reach line rate in the papers
-//! would never catch up between them).
+//! A simulated run of milliseconds sees the frequent, short interruptions but almost never the rare, long
+//! ones that decide a no-drop trial of a minute (RFC 2544 §24: at least 60 s) or tip a server whose working
+//! set leaks out of the LLC into its second state (rings full, buffers in DRAM: the papers' runs last tens of
+//! seconds). With a horizon `H`, each core's run (warm-up included, standing for the real trial's start)
+//! carries the longest interruption that core has in `H` seconds, at a time drawn uniformly over the run as
+//! in the real trial, while the shorter ones keep their real rate. The longest is what decides both: a trial
+//! fails on any overflow, and a server tips on the first interruption long enough. Carrying that one alone
+//! keeps each core's load as the real one's (a run carrying more of a minute's rare interruptions would put
+//! them milliseconds apart instead of seconds, and the cores that just reach line rate in the papers would
+//! never catch up between them).
 
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp1};
