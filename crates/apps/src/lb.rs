@@ -1,11 +1,7 @@
 //! `lb`: a flow-consistent load balancer over 32 destination servers (shRing §5.2, rxBisect §6,
 //! nicmem §6.3): a per-core cuckoo flow table (one entry per flow) remembers each flow's server; a new flow
-//! gets the next server round-robin; the destination address is rewritten to the server's with
-//! incremental checksum updates.
-//!
-//! [`Balancer`] is the part shared with `maglev` (Ensō §7.3.1), which differs in how a new flow's server
-//! is chosen ([`Select`]) and where flows are remembered ([`FlowTable`]: this cuckoo table, or Maglev's
-//! small flow cache).
+//! gets the next server round-robin (FastClick's LB policy in the papers); the destination address is
+//! rewritten to the server's with incremental checksum updates.
 //!
 //! Parameters: `flows=N` flow-table capacity per core (default 1M), `backends=N` servers (default 32),
 //! `state=inline|fcb` where each flow's backend lives ([`crate::cuckoo::Layout`]).
@@ -23,60 +19,8 @@ use wire::rewrite::{self, Side};
 const BACKEND_BASE: Ipv4Addr = Ipv4Addr::new(10, 200, 0, 1);
 /// Cycles of the incremental checksum updates and the address store.
 const REWRITE_WORK: u32 = 6;
-
-/// Where a balancer remembers each flow's backend.
-pub trait FlowTable: std::fmt::Debug + Send {
-    /// The backend remembered for `key` (with hash `hash`), if any.
-    fn get<P: Probe>(&mut self, p: &mut P, key: &FlowKey, hash: u64) -> Option<u16>;
-    /// Remember `backend` for `key`; `false` if the table had no room.
-    fn insert<P: Probe>(&mut self, p: &mut P, key: FlowKey, hash: u64, backend: u16) -> bool;
-    /// How many flows it remembers.
-    fn flows(&self) -> usize;
-    /// The table's memory ([`App::tables`]).
-    fn tables(&self) -> Vec<std::ops::Range<usize>>;
-}
-
-impl FlowTable for CuckooTable<u16> {
-    fn get<P: Probe>(&mut self, p: &mut P, key: &FlowKey, hash: u64) -> Option<u16> {
-        CuckooTable::get(self, p, key, hash)
-    }
-    fn insert<P: Probe>(&mut self, p: &mut P, key: FlowKey, hash: u64, backend: u16) -> bool {
-        CuckooTable::insert(self, p, key, hash, backend).is_ok()
-    }
-    fn flows(&self) -> usize {
-        self.len()
-    }
-    fn tables(&self) -> Vec<std::ops::Range<usize>> {
-        CuckooTable::tables(self)
-    }
-}
-
-/// How a new flow's backend is chosen.
-pub trait Select: std::fmt::Debug + Send {
-    /// The backend index for a new flow with key `key` and hash `hash`.
-    fn pick<P: Probe>(&mut self, p: &mut P, key: &FlowKey, hash: u64) -> u16;
-
-    /// The memory of the policy's own tables ([`App::tables`]).
-    fn tables(&self) -> Vec<std::ops::Range<usize>> {
-        Vec::new()
-    }
-}
-
-/// Round-robin over `n` backends (FastClick's LB policy in the papers).
-#[derive(Debug, Clone)]
-pub struct RoundRobin {
-    next: u16,
-    n: u16,
-}
-
-impl Select for RoundRobin {
-    fn pick<P: Probe>(&mut self, p: &mut P, _: &FlowKey, _: u64) -> u16 {
-        p.work(2);
-        let b = self.next;
-        self.next = (self.next + 1) % self.n;
-        b
-    }
-}
+/// Cycles of the round-robin choice of a new flow's backend.
+const PICK_WORK: u32 = 2;
 
 /// A backend server.
 #[derive(Debug, Clone, Copy)]
@@ -86,11 +30,12 @@ pub struct Backend {
     pub addr: Ipv4Addr,
 }
 
-/// A flow-caching load balancer with backend choice `S` and flow table `T`.
+/// The load balancer on one core.
 #[derive(Debug)]
-pub struct Balancer<S, T = CuckooTable<u16>> {
-    table: T,
-    select: S,
+pub struct Lb {
+    table: CuckooTable<u16>,
+    /// The backend the next new flow gets.
+    next: u16,
     backends: Vec<Backend>,
     stats: Stats,
 }
@@ -104,9 +49,6 @@ struct Stats {
     malformed: u64,
     not_flow: u64,
 }
-
-/// The `lb` app.
-pub type Lb = Balancer<RoundRobin>;
 
 /// Read `backends` (1 to 65535) and `flows` (the flow table's entries, `default_flows` if unset).
 pub fn read_common(r: &mut Reader<'_>, default_flows: u64) -> Result<(Vec<Backend>, usize), AppError> {
@@ -122,34 +64,29 @@ impl Lb {
         let (backends, flows) = read_common(&mut r, 1_000_000)?;
         let layout = Layout::read(&mut r)?;
         r.finish()?;
-        let select = RoundRobin { next: 0, n: backends.len() as u16 };
-        Ok(Balancer::with(select, backends, CuckooTable::with_capacity(flows, layout)))
-    }
-}
-
-impl<S: Select, T: FlowTable> Balancer<S, T> {
-    /// A balancer over `backends` remembering flows in `table`.
-    pub fn with(select: S, backends: Vec<Backend>, table: T) -> Balancer<S, T> {
-        Balancer { table, select, backends, stats: Stats::default() }
+        Ok(Lb { table: CuckooTable::with_capacity(flows, layout), next: 0, backends, stats: Stats::default() })
     }
 
-    /// The backend of `key`: the cached one, or a new choice that is then cached (if the table has room).
+    /// The backend of `key`: the remembered one, or the next round-robin, then remembered (if the table
+    /// has room).
     fn backend<P: Probe>(&mut self, p: &mut P, key: &FlowKey) -> u16 {
         let hash = key.hash();
         if let Some(b) = self.table.get(p, key, hash) {
             self.stats.hits += 1;
             return b;
         }
-        let b = self.select.pick(p, key, hash);
+        p.work(PICK_WORK);
+        let b = self.next;
+        self.next = (self.next + 1) % self.backends.len() as u16;
         self.stats.new_flows += 1;
-        if !self.table.insert(p, *key, hash, b) {
+        if self.table.insert(p, *key, hash, b).is_err() {
             self.stats.table_full += 1;
         }
         b
     }
 }
 
-impl<S: Select, T: FlowTable> App for Balancer<S, T> {
+impl App for Lb {
     fn process<'c, P: Probe>(&mut self, p: &mut P, _: &'c CoreCtx, rx: &mut Vec<Packet<'c>>, tx: &mut Vec<Packet<'c>>) {
         for mut pkt in rx.drain(..) {
             let addr = pkt.addr();
@@ -184,9 +121,7 @@ impl<S: Select, T: FlowTable> App for Balancer<S, T> {
     }
 
     fn tables(&self) -> Vec<std::ops::Range<usize>> {
-        let mut t = self.table.tables();
-        t.extend(self.select.tables());
-        t
+        self.table.tables()
     }
 
     fn metrics(&self) -> Metrics {
@@ -195,7 +130,7 @@ impl<S: Select, T: FlowTable> App for Balancer<S, T> {
             ("forwarded".into(), s.forwarded as f64),
             ("flow_hits".into(), s.hits as f64),
             ("new_flows".into(), s.new_flows as f64),
-            ("flows".into(), self.table.flows() as f64),
+            ("flows".into(), self.table.len() as f64),
             ("table_full".into(), s.table_full as f64),
             ("drop_malformed".into(), s.malformed as f64),
             ("drop_not_flow".into(), s.not_flow as f64),
