@@ -23,6 +23,8 @@
 //!   of an array indexed by the flow's position in `rte_hash` (`elements/research/flowipmanager.cc`), read
 //!   and written by every packet of the flow: the graphs of NAT and LB set their flow table's layout to
 //!   [`crate::cuckoo::Layout::ControlBlock`].
+//! - **FastClick's mempool** ([`NB_MBUF`]): a pool far larger than the rings need, where DPDK's sample
+//!   apps size theirs to the rings.
 //! - **A blocking `ToDPDKDevice`** (`BLOCKING true` in every configuration of the artifact): a full Tx ring
 //!   makes the core spin until the NIC has sent packets, instead of dropping them
 //!   ([`crate::Runtime::configure`] sets [`ifaces::TxFull::Wait`]; the engines retry).
@@ -38,6 +40,12 @@ pub const ANNO_LEN: usize = 96;
 const CB_LEN: usize = 48;
 /// The mbuf private area FastClick asks for: `DPDK_ANNO_SIZE`, `sizeof(AllAnno)`.
 pub const PRIV_LEN: usize = ANNO_LEN;
+/// Buffers in FastClick's packet mempool: `DPDKDevice::DEFAULT_NB_MBUF` when built with
+/// `--enable-dpdk-pool`, as the nicmem artifact builds it (`scripts/make-server.sh`; `lib/dpdkdevice.cc`
+/// of BorisPis/asplos22-nicmem-fastclick: `32*4096*2 - 1`), and its configurations set no `NB_MBUF`.
+/// Far more than the rings hold, so when the NIC's transmit falls behind, the Tx rings fill from the
+/// spare buffers while the receive rings stay posted.
+pub const NB_MBUF: u32 = 32 * 4096 * 2 - 1;
 
 /// An NF's FastClick configuration: its element graph and the work the elements do per packet beyond
 /// what rxlab's NF code reports.

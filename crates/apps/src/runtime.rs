@@ -46,13 +46,17 @@ impl Runtime {
     }
 
     /// Set what the runtime decides about the receive interface: the mbuf private area it keeps its
-    /// per-packet state in, and what a full Tx ring does.
+    /// per-packet state in, what a full Tx ring does, and how many buffers its mempool holds.
     pub fn configure(self, iface: &mut IfaceConfig) {
         match self {
-            Runtime::Native => iface.tx_full = TxFull::Drop,
+            Runtime::Native => {
+                iface.tx_full = TxFull::Drop;
+                iface.mempool = 0;
+            }
             Runtime::FastClick => {
                 iface.layout.priv_len = crate::fastclick::PRIV_LEN;
                 iface.tx_full = TxFull::Wait;
+                iface.mempool = crate::fastclick::NB_MBUF;
             }
         }
     }
@@ -130,13 +134,16 @@ mod tests {
     }
 
     #[test]
-    fn fastclick_blocks_on_a_full_tx_ring_and_keeps_annotations_in_the_mbuf() {
-        let mut iface = IfaceConfig::default();
+    fn fastclick_blocks_on_a_full_tx_ring_keeps_annotations_in_the_mbuf_and_has_its_own_pool() {
+        use ifaces::{Design, PrivRing};
+        let mut iface = IfaceConfig { cores: 16, ..IfaceConfig::default() };
         Runtime::FastClick.configure(&mut iface);
         assert_eq!(iface.tx_full, TxFull::Wait);
         assert!(iface.layout.priv_len >= 96 && iface.layout.data_room() >= 1518);
+        assert_eq!(iface.pool_size::<PrivRing>(), crate::fastclick::NB_MBUF);
         Runtime::Native.configure(&mut iface);
         assert_eq!(iface.tx_full, TxFull::Drop);
+        assert_eq!(iface.pool_size::<PrivRing>(), PrivRing::buffers_needed(&iface), "sized to the rings");
     }
 
     /// FastClick's FromDPDKDevice and DPDK's l3fwd prefetch each packet's data; the driver does not,

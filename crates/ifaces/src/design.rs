@@ -174,6 +174,10 @@ pub struct IfaceConfig {
     /// What drivers do with packets their Tx ring has no room for: drop them (DPDK's sample apps) or
     /// leave them to the caller to retry (FastClick's blocking `ToDPDKDevice`); set by the app runtime.
     pub tx_full: crate::txring::TxFull,
+    /// Buffers the application's packet mempool holds, set by the app runtime; 0 sizes it as DPDK's
+    /// sample apps do, to what the rings, Tx rings and caches need ([`Design::buffers_needed`]). The
+    /// pool ([`IfaceConfig::pool_size`]) is never smaller than that.
+    pub mempool: u32,
 }
 
 impl Default for IfaceConfig {
@@ -200,11 +204,17 @@ impl Default for IfaceConfig {
             nicmem: crate::nicmem::NicMemConfig::default(),
             cq: crate::cqring::CqFormat::Cqe64 { compress: false },
             tx_full: crate::txring::TxFull::Drop,
+            mempool: 0,
         }
     }
 }
 
 impl IfaceConfig {
+    /// Buffers in design `D`'s packet pool: what it needs, or the application's mempool if larger.
+    pub fn pool_size<D: Design>(&self) -> u32 {
+        D::buffers_needed(self).max(self.mempool)
+    }
+
     /// Checks every design needs: at least one core, a non-zero burst no larger than a ring.
     pub fn validate_common(&self) -> Result<(), ConfigError> {
         if self.cores == 0 || self.cores > usize::from(QueueId::MAX) {

@@ -11,7 +11,7 @@ use ifaces::nicmem::{NicMemConfig, NicMemDesign, NicMemHost};
 use ifaces::probe::NoProbe;
 use ifaces::{
     Arena, BufLayout, CoreCtx, Design, DeviceSide, DriverSide, Drops, IfaceConfig, NicMemSplit, NmNfv, RingSize,
-    SharedPool,
+    SharedPool, TxFull,
 };
 use proptest::prelude::*;
 use std::collections::HashSet;
@@ -145,7 +145,14 @@ fn bad_inputs_are_config_errors() {
 #[test]
 fn nmkvs_never_transmits_a_torn_value() {
     const VALUE: usize = 1024;
-    let cfg = IfaceConfig { cores: 1, nicmem: NicMemConfig { capacity: 8 * 2048, split_at: 64 }, ..small() };
+    // The core waits for room in its Tx ring (as FastClick's blocking ToDPDKDevice), so that every
+    // response it pushes is sent.
+    let cfg = IfaceConfig {
+        cores: 1,
+        nicmem: NicMemConfig { capacity: 8 * 2048, split_at: 64 },
+        tx_full: TxFull::Wait,
+        ..small()
+    };
     let pool = SharedPool::new(Arc::new(
         Arena::new("t", NicMemHost::buffers_needed(&cfg) + 64, BufLayout::default()).unwrap(),
     ));
@@ -207,11 +214,14 @@ fn nmkvs_never_transmits_a_torn_value() {
                 tx.push(pkt);
                 pushed += 1;
             }
-            if tx.len() == 8 {
+            if tx.len() >= 8 {
                 drv.tx_burst(p, &core, &mut tx);
             }
         }
-        drv.tx_burst(p, &core, &mut tx);
+        while !tx.is_empty() {
+            drv.tx_burst(p, &core, &mut tx);
+            std::thread::yield_now();
+        }
         done.store(true, Ordering::Release);
         let sent = nic.join().unwrap();
         drv.teardown(&core);
@@ -228,4 +238,41 @@ fn nmkvs_never_transmits_a_torn_value() {
     assert_eq!(nicmem.available() as u32, nicmem.arena().count(), "nicmem buffers leaked");
     let n = pool.arena().count();
     assert_eq!(pool.arena().census(), [n, 0, 0, 0], "host buffers leaked");
+}
+
+/// The transmit queue holds one Tx ring's worth of descriptors (FastClick's `ToDPDKDevice NDESC`): a burst
+/// that does not fit is dropped and counted, or left to the caller (a blocking `ToDPDKDevice`), until
+/// the NIC has sent and the driver reclaimed what was queued.
+#[test]
+fn a_full_tx_ring_drops_or_holds_what_does_not_fit() {
+    for full in [TxFull::Drop, TxFull::Wait] {
+        let cfg = IfaceConfig { cores: 1, tx_full: full, ..small() };
+        let pool = SharedPool::new(Arc::new(
+            Arena::new("t", NicMemHost::buffers_needed(&cfg) + 64, BufLayout::default()).unwrap(),
+        ));
+        let (mut dev, mut drivers) = NicMemHost::build(&cfg, &pool).unwrap();
+        let core = CoreCtx::new(0, cfg.cache, &pool);
+        let p = &mut NoProbe::default();
+        let ring = cfg.tx_ring.len();
+        let mut tx: Vec<_> = (0..ring + 8)
+            .map(|i| {
+                let mut pkt = core.alloc_packet(p).unwrap();
+                pkt.set_len(64);
+                pkt[..8].copy_from_slice(&(i as u64).to_le_bytes());
+                pkt
+            })
+            .collect();
+        assert_eq!(drivers[0].tx_burst(p, &core, &mut tx), ring);
+        assert_eq!(dev.tx_pending(), ring as u64);
+        let dropped = drivers[0].metrics()["tx_full_drops"];
+        match full {
+            TxFull::Drop => assert_eq!((tx.len(), dropped), (0, 8.0)),
+            TxFull::Wait => assert_eq!((tx.len(), dropped), (8, 0.0)),
+        }
+        let mut sent = vec![];
+        assert_eq!(dev.tx(p, &mut |f: &[u8]| sent.push(u64::from_le_bytes(f[..8].try_into().unwrap())), 64), ring);
+        assert_eq!(sent, (0..ring as u64).collect::<Vec<_>>());
+        assert_eq!(drivers[0].tx_burst(p, &core, &mut tx), if full == TxFull::Wait { 8 } else { 0 });
+        assert!(tx.is_empty());
+    }
 }

@@ -37,7 +37,7 @@ impl<D: Design> Port<D> {
     /// Build design `D` as `iface` says (its `cores` are this port's workers) over a pool of its own,
     /// sending `src`; `window` is the measured send-time window, ns.
     pub fn build(iface: &IfaceConfig, src: Prebuilt, window: (u64, u64)) -> Result<Port<D>, LiveError> {
-        let arena = Arena::new("host", D::buffers_needed(iface), iface.layout)
+        let arena = Arena::new("host", iface.pool_size::<D>(), iface.layout)
             .map_err(|e| LiveError::Option { option: "ring", message: e.to_string() })?;
         let pool = SharedPool::new(Arc::new(arena));
         let (device, drivers) = D::build(iface, &pool)?;

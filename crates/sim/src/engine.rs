@@ -204,7 +204,7 @@ pub fn run_design<D: Design, A: App>(
         .cq_format(cfg.cqe_compress)
         .map_err(|message| SimError::Config { option: "cqe-compress", message })?;
     cfg.runtime.configure(&mut iface);
-    let arena = Arc::new(Arena::new("sim", D::buffers_needed(&iface), iface.layout).map_err(SimError::Arena)?);
+    let arena = Arc::new(Arena::new("sim", iface.pool_size::<D>(), iface.layout).map_err(SimError::Arena)?);
     let pool = SharedPool::new(arena.clone());
     let (mut device, mut drivers) = D::build(&iface, &pool)?;
     for app in &mut apps {

@@ -13,7 +13,10 @@
 //!
 //! A split packet is a header packet with the payload as its second segment ([`Packet::attach_tail`]);
 //! the transmit path gathers both. The transmit queue is modelled as a locked queue of descriptors
-//! (touches reported at their addresses); completions return the buffers.
+//! (touches reported at their addresses) that holds at most a Tx ring's worth (`tx_ring`, FastClick's
+//! `ToDPDKDevice NDESC`): a burst that does not fit is dropped or left to the caller, as
+//! [`IfaceConfig::tx_full`] says. The NIC serves the cores' queues round-robin; completions return the
+//! buffers.
 
 #![allow(unsafe_code)]
 
@@ -29,6 +32,7 @@ use crate::pool::SharedPool;
 use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
 use crate::sync::{Arc, Mutex};
+use crate::txring::TxFull;
 use std::collections::VecDeque;
 use wire::QueueId;
 
@@ -117,6 +121,8 @@ pub struct NicMemDevice {
     inline: bool,
     scratch: Vec<u8>,
     spilled: u64,
+    /// The queue whose Tx ring the next transmit run serves first (round-robin, as [`crate::txset`]).
+    next_tx: usize,
 }
 
 /// One core's side.
@@ -129,6 +135,11 @@ pub struct NicMemDriver {
     tx: Arc<TxQueue>,
     /// Descriptors this core (the queue's only producer) posted so far.
     tx_posted: usize,
+    /// Of those, the ones sent and reclaimed: the ring holds `tx_posted - tx_reclaimed`.
+    tx_reclaimed: usize,
+    /// What a burst the Tx ring has no room for does ([`IfaceConfig::tx_full`]).
+    tx_full: TxFull,
+    tx_full_drops: u64,
     inline: bool,
     nicmem: Arc<NicMem>,
     /// nicmem buffers back from packets, waiting to be reposted in the primary ring.
@@ -200,6 +211,9 @@ impl<const M: u8> Design for NicMemDesign<M> {
                 cq: cq_drv,
                 tx,
                 tx_posted: 0,
+                tx_reclaimed: 0,
+                tx_full: cfg.tx_full,
+                tx_full_drops: 0,
                 inline: M == 3,
                 nicmem: nicmem.clone(),
                 nic_free,
@@ -214,7 +228,19 @@ impl<const M: u8> Design for NicMemDesign<M> {
             drivers.push(drv);
         }
         let split_at = (M > 0).then_some(o.split_at);
-        Ok((NicMemDevice { queues, nicmem, host, split_at, inline: M == 3, scratch: Vec::new(), spilled: 0 }, drivers))
+        Ok((
+            NicMemDevice {
+                queues,
+                nicmem,
+                host,
+                split_at,
+                inline: M == 3,
+                scratch: Vec::new(),
+                spilled: 0,
+                next_tx: 0,
+            },
+            drivers,
+        ))
     }
 }
 
@@ -256,7 +282,9 @@ impl DeviceSide for NicMemDevice {
 
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
         let mut sent = 0;
-        for q in &self.queues {
+        let n = self.queues.len();
+        for i in 0..n {
+            let q = &self.queues[(self.next_tx + i) % n];
             while sent < budget {
                 let Some(d) = pop_descriptor(p, &q.tx) else { break };
                 self.scratch.clear();
@@ -284,6 +312,7 @@ impl DeviceSide for NicMemDevice {
                 sent += 1;
             }
         }
+        self.next_tx = (self.next_tx + 1) % n;
         sent
     }
 
@@ -329,6 +358,7 @@ impl NicMemDriver {
             self.return_payload(p, core, t >> 32, BufId(t as u32));
         }
         let done = std::mem::take(&mut *self.tx.done.lock().unwrap());
+        self.tx_reclaimed += done.len();
         for d in done {
             // Sent: the buffers are the core's again (`Tx -> Core`).
             if let Header::Buf(id, _) = d.header {
@@ -407,8 +437,16 @@ impl DriverSide for NicMemDriver {
     fn tx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, pkts: &mut Vec<Packet<'c>>) -> usize {
         in_phase(p, Phase::Tx, |p| {
             self.reclaim(p, core);
-            let mut descs = Vec::with_capacity(pkts.len());
-            for pkt in pkts.drain(..) {
+            // The Tx ring holds what was posted and not yet reclaimed; what does not fit is dropped or
+            // left to the caller, as the runtime says (FastClick's ToDPDKDevice NDESC 1024, BLOCKING).
+            let room = self.tx.ring.len() - (self.tx_posted - self.tx_reclaimed);
+            let fits = pkts.len().min(room);
+            if self.tx_full == TxFull::Drop {
+                self.tx_full_drops += (pkts.len() - fits) as u64;
+                pkts.truncate(fits);
+            }
+            let mut descs = Vec::with_capacity(fits);
+            for pkt in pkts.drain(..fits) {
                 let header_bytes = self.inline.then(|| pkt.to_vec());
                 let parts = pkt.into_parts();
                 let Backing::Buf(id) = parts.backing else { panic!("nicmem headers are host buffers") };
@@ -462,6 +500,9 @@ impl DriverSide for NicMemDriver {
     }
 
     fn metrics(&self) -> Metrics {
-        Metrics::from([("alloc_failures".into(), self.alloc_failures as f64)])
+        Metrics::from([
+            ("alloc_failures".into(), self.alloc_failures as f64),
+            ("tx_full_drops".into(), self.tx_full_drops as f64),
+        ])
     }
 }
