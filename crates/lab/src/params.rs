@@ -292,6 +292,12 @@ pub struct Params {
     /// starts them empty and every flow's first packet creates it [default: true].
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub warm_tables: Option<bool>,
+    /// Simulator: keep every core away for this long at the start of the run while packets arrive, one
+    /// system-wide interruption, to test whether a configuration is bistable (README, "Two states"):
+    /// whether the backlog pushes it into the second state and it stays there [default: none].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stall: Option<Quantity>,
     /// Search the no-drop rate (RFC 2544): run the point once per tried rate between --ndr-low and
     /// --rate (the high bound), changing nothing else, and report the highest rate whose trial lost at
     /// most --ndr-loss of its packets [default: false].

@@ -254,6 +254,12 @@ pub fn build(p: &Params) -> Result<Config> {
                     .transpose()?
                     .map(|d| d.as_nanos() as u64 * 1000),
                 warm_tables: *get(&p.warm_tables, "warm-tables")?,
+                stall_ps: p
+                    .stall
+                    .is_some()
+                    .then(|| duration(&p.stall, "stall"))
+                    .transpose()?
+                    .map_or(0, |d| d.as_nanos() as u64 * 1000),
             })))
         }
     }

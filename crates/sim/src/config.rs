@@ -61,6 +61,11 @@ pub struct SimConfig {
     /// Whether each core's app sees every flow RSS steers to it before the run (`apps::App::warm`), as
     /// the papers' warm-up traffic shows it every flow; `false` starts with empty flow tables.
     pub warm_tables: bool,
+    /// How long every core is away at the start of the run, ps, while packets arrive: one system-wide
+    /// interruption, to find out whether a configuration is bistable, i.e. whether the backlog it leaves
+    /// pushes the server into the second state and the server stays there (README, "Two states"). 0 (the
+    /// default) starts every core at once. Not a model of any paper's testbed.
+    pub stall_ps: u64,
 }
 
 impl Default for SimConfig {
@@ -86,6 +91,7 @@ impl Default for SimConfig {
             noise: true,
             noise_horizon_ps: None,
             warm_tables: true,
+            stall_ps: 0,
         }
     }
 }
@@ -149,6 +155,12 @@ impl SimConfig {
                 "the noise horizon is the real time a run stands for; give at least the run's length, warm-up \
                  and measured duration together"
                     .into(),
+            );
+        }
+        if self.stall_ps >= self.duration_ps {
+            return bad(
+                "stall",
+                "a stall must end before the run does; give less than the warm-up and duration together".into(),
             );
         }
         self.traffic.validate().map_err(SimError::Traffic)?;

@@ -312,8 +312,8 @@ pub fn run_design<D: Design, A: App>(
         arrivals_done = true;
     }
     for (i, st) in core_state.iter_mut().enumerate() {
-        st.scheduled = Some(0);
-        q.push(0, Event::Core(i as u16));
+        st.scheduled = Some(cfg.stall_ps);
+        q.push(cfg.stall_ps, Event::Core(i as u16));
     }
     q.push(win.0, Event::WindowStart);
     q.push(win.1, Event::WindowEnd);

@@ -54,6 +54,22 @@ fn interrupted_cores_overflow_small_rings() {
     assert!(run(&c).unwrap_err().to_string().contains("--noise-horizon"));
 }
 
+/// `--stall`: every core starts late while packets arrive, so the first packets wait for the stall and
+/// the rings hold them (no drop at 10 Gbps); a stall as long as the run is refused.
+#[test]
+fn a_stall_holds_every_core_back_at_the_start() {
+    let mut cfg = config(2, 10.0, 1518, 300);
+    cfg.noise = false;
+    cfg.warmup_ps = 1_000_000;
+    let prompt = run(&cfg).unwrap();
+    cfg.stall_ps = 50_000_000;
+    let stalled = run(&cfg).unwrap();
+    assert!(prompt.latency.max < 20_000 && stalled.latency.max > 45_000, "{prompt}\n{stalled}");
+    assert!(stalled.drops.is_empty() && stalled.accounting.delivered == stalled.accounting.offered, "{stalled}");
+    cfg.stall_ps = cfg.duration_ps;
+    assert!(run(&cfg).unwrap_err().to_string().contains("--stall"));
+}
+
 /// Workers on every core of the CPU (issue 16): one of them also runs the housekeeping, whose
 /// interruptions have the long tail (sysjitter's core 2, up to 347 us), and a horizon of 50 s brings
 /// some into the run; with a core to spare, every worker has the typical core's (at most 47.5 us).
