@@ -40,14 +40,30 @@ pub struct Lb {
     stats: Stats,
 }
 
+/// A load balancer's counters (`lb` and `maglev`).
 #[derive(Debug, Default)]
-struct Stats {
-    forwarded: u64,
-    hits: u64,
-    new_flows: u64,
-    table_full: u64,
-    malformed: u64,
-    not_flow: u64,
+pub(crate) struct Stats {
+    pub(crate) forwarded: u64,
+    pub(crate) hits: u64,
+    pub(crate) new_flows: u64,
+    pub(crate) table_full: u64,
+    pub(crate) malformed: u64,
+    pub(crate) not_flow: u64,
+}
+
+impl Stats {
+    /// The counters as [`App::metrics`] gives them, with the `flows` the balancer remembers.
+    pub(crate) fn metrics(&self, flows: usize) -> Metrics {
+        Metrics::from([
+            ("forwarded".into(), self.forwarded as f64),
+            ("flow_hits".into(), self.hits as f64),
+            ("new_flows".into(), self.new_flows as f64),
+            ("flows".into(), flows as f64),
+            ("table_full".into(), self.table_full as f64),
+            ("drop_malformed".into(), self.malformed as f64),
+            ("drop_not_flow".into(), self.not_flow as f64),
+        ])
+    }
 }
 
 /// Read `backends` (1 to 65535) and `flows` (the flow table's entries, `default_flows` if unset).
@@ -125,16 +141,7 @@ impl App for Lb {
     }
 
     fn metrics(&self) -> Metrics {
-        let s = &self.stats;
-        Metrics::from([
-            ("forwarded".into(), s.forwarded as f64),
-            ("flow_hits".into(), s.hits as f64),
-            ("new_flows".into(), s.new_flows as f64),
-            ("flows".into(), self.table.len() as f64),
-            ("table_full".into(), s.table_full as f64),
-            ("drop_malformed".into(), s.malformed as f64),
-            ("drop_not_flow".into(), s.not_flow as f64),
-        ])
+        self.stats.metrics(self.table.len())
     }
 }
 

@@ -22,7 +22,7 @@
 
 use crate::flow::hash_bytes;
 use crate::flowcache::FlowCache;
-use crate::lb::read_common;
+use crate::lb::{Stats, read_common};
 use crate::params::Reader;
 use crate::{App, AppError};
 use ifaces::probe::Access;
@@ -53,14 +53,6 @@ pub struct Maglev {
     cache: FlowCache,
     backends: Vec<Ipv4Addr>,
     stats: Stats,
-}
-
-#[derive(Debug, Default)]
-struct Stats {
-    forwarded: u64,
-    hits: u64,
-    new_flows: u64,
-    malformed: u64,
 }
 
 impl App for Maglev {
@@ -106,14 +98,7 @@ impl App for Maglev {
     }
 
     fn metrics(&self) -> Metrics {
-        let s = &self.stats;
-        Metrics::from([
-            ("forwarded".into(), s.forwarded as f64),
-            ("flow_hits".into(), s.hits as f64),
-            ("new_flows".into(), s.new_flows as f64),
-            ("flows".into(), self.cache.len() as f64),
-            ("drop_malformed".into(), s.malformed as f64),
-        ])
+        self.stats.metrics(self.cache.len())
     }
 }
 
@@ -153,20 +138,15 @@ fn words(src: [u8; 4], dst: [u8; 4], proto: u8, ports: [u8; 4]) -> [u32; 3] {
 pub fn jhash_3words(k: [u32; 3]) -> u32 {
     let init = 0xdead_beef_u32.wrapping_add(12);
     let (mut a, mut b, mut c) = (init.wrapping_add(k[0]), init.wrapping_add(k[1]), init.wrapping_add(k[2]));
-    c ^= b;
-    c = c.wrapping_sub(b.rotate_left(14));
-    a ^= c;
-    a = a.wrapping_sub(c.rotate_left(11));
-    b ^= a;
-    b = b.wrapping_sub(a.rotate_left(25));
-    c ^= b;
-    c = c.wrapping_sub(b.rotate_left(16));
-    a ^= c;
-    a = a.wrapping_sub(c.rotate_left(4));
-    b ^= a;
-    b = b.wrapping_sub(a.rotate_left(14));
-    c ^= b;
-    c.wrapping_sub(b.rotate_left(24))
+    // Each step of `__rte_jhash_final`: x ^= y; x -= rot(y, r).
+    let mix = |x: u32, y: u32, r: u32| (x ^ y).wrapping_sub(y.rotate_left(r));
+    c = mix(c, b, 14);
+    a = mix(a, c, 11);
+    b = mix(b, a, 25);
+    c = mix(c, b, 16);
+    a = mix(a, c, 4);
+    b = mix(b, a, 14);
+    mix(c, b, 24)
 }
 
 /// Write `backend` over the destination address with valid checksums (the NIC's offload in Ensō's

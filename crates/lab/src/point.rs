@@ -51,6 +51,11 @@ fn duration(p: &Option<Quantity>, name: &str) -> Result<Duration> {
     flag(name, parse_duration_ns(text(p, name)?)).map(Duration::from_nanos)
 }
 
+/// A duration parameter without a default, in ps, if given.
+fn optional_ps(p: &Option<Quantity>, name: &str) -> Result<Option<u64>> {
+    p.is_some().then(|| duration(p, name)).transpose().map(|d| d.map(|d| d.as_nanos() as u64 * 1000))
+}
+
 fn iface(p: &Params) -> Result<IfaceConfig> {
     let mut cfg = IfaceConfig {
         cores: *get(&p.cores, "cores")?,
@@ -247,19 +252,9 @@ pub fn build(p: &Params) -> Result<Config> {
                 warmup_ps: warmup.as_nanos() as u64 * 1000,
                 seed: *get(&p.sim_seed, "sim-seed")?,
                 noise: *get(&p.noise, "noise")?,
-                noise_horizon_ps: p
-                    .noise_horizon
-                    .is_some()
-                    .then(|| duration(&p.noise_horizon, "noise-horizon"))
-                    .transpose()?
-                    .map(|d| d.as_nanos() as u64 * 1000),
+                noise_horizon_ps: optional_ps(&p.noise_horizon, "noise-horizon")?,
                 warm_tables: *get(&p.warm_tables, "warm-tables")?,
-                stall_ps: p
-                    .stall
-                    .is_some()
-                    .then(|| duration(&p.stall, "stall"))
-                    .transpose()?
-                    .map_or(0, |d| d.as_nanos() as u64 * 1000),
+                stall_ps: optional_ps(&p.stall, "stall")?.unwrap_or(0),
             })))
         }
     }
