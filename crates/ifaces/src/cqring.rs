@@ -25,7 +25,7 @@
 use crate::doorbell::Doorbell;
 use crate::probe::{Access, Probe};
 use crate::ringsize::RingSize;
-use crate::sync::{Arc, AtomicU64, Ordering};
+use crate::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 
 /// Payload words of one full completion; each design gives them meaning (descriptor index, length,
 /// RSS hash, Ax ring and index, ...).
@@ -109,6 +109,10 @@ pub struct CqShared {
     lines: Box<[Line]>,
     /// Consumer index, written by software.
     doorbell: Doorbell,
+    /// Completions software has taken, as of its last burst: the doorbell's value except while a
+    /// mini-CQE array is half consumed (the doorbell then keeps the array's slot). Bookkeeping for
+    /// [`CqProducer::queued`], not something the NIC sees.
+    taken: AtomicU32,
 }
 
 impl CqShared {
@@ -146,6 +150,7 @@ pub fn completion_ring(size: RingSize, format: CqFormat) -> (CqProducer, CqConsu
         format,
         lines: (0..words.div_ceil(8)).map(|_| Line::default()).collect(),
         doorbell: Doorbell::new(0),
+        taken: AtomicU32::new(0),
     });
     let prod = CqProducer { shared: shared.clone(), prod: 0, held: None, minis: 0, arrays: 0 };
     (prod, CqConsumer { shared, cons: 0, rung: 0, array: None })
@@ -235,10 +240,17 @@ impl CqProducer {
         }
     }
 
-    /// Entries written or held and not yet released by the consumer's doorbell.
+    /// Entry slots written or held and not yet released by the consumer's doorbell: the NIC's view.
     #[inline]
-    pub fn occupancy(&self) -> u32 {
+    fn occupancy(&self) -> u32 {
         self.prod.wrapping_sub(self.shared.doorbell.read())
+    }
+
+    /// Completions written or held that software has not taken yet (ring occupancy as a count of
+    /// completions; a half-consumed mini-CQE array counts only its untaken minis).
+    #[inline]
+    pub fn queued(&self) -> u32 {
+        self.prod.wrapping_sub(self.shared.taken.load(Ordering::Relaxed))
     }
 
     /// True if no entry can be written now.
@@ -256,11 +268,13 @@ impl CqProducer {
     pub fn produced(&self) -> u32 {
         self.prod
     }
+}
 
-    /// Completions written as mini-CQEs, and the arrays that carried them.
-    pub fn compressed(&self) -> (u64, u64) {
-        (self.minis, self.arrays)
-    }
+/// The `cqe_minis` and `cqe_arrays` metrics of a NIC's completion rings: completions written as
+/// mini-CQEs, and the arrays that carried them.
+pub fn compression_metrics<'a>(rings: impl IntoIterator<Item = &'a CqProducer>) -> [(String, f64); 2] {
+    let (minis, arrays) = rings.into_iter().fold((0, 0), |(m, a), q| (m + q.minis, a + q.arrays));
+    [("cqe_minis".into(), minis as f64), ("cqe_arrays".into(), arrays as f64)]
 }
 
 /// A mini-CQE array being consumed.
@@ -340,6 +354,7 @@ impl CqConsumer {
     /// array being consumed keeps its slot, and those it covers, until its last mini is taken.
     #[inline]
     pub fn ring_doorbell<P: Probe>(&mut self, p: &mut P) {
+        self.shared.taken.store(self.cons, Ordering::Relaxed);
         let done = self.array.map_or(self.cons, |a| a.base);
         if self.rung != done {
             self.shared.doorbell.ring(p, done);
@@ -427,7 +442,7 @@ mod tests {
             assert!(tx.push(p, [0; 3], Some(Mini { len: 60 + i, hash: i })));
         }
         assert_eq!((p.touches[1], p.bytes), (1, 64), "one 64-byte write");
-        assert_eq!(tx.compressed(), (7, 1));
+        assert_eq!((tx.minis, tx.arrays), (7, 1));
         let got: Vec<_> = std::iter::from_fn(|| rx.poll(p)).collect();
         assert_eq!(got, (0..7).map(|i| Completion::Mini(Mini { len: 60 + i, hash: i })).collect::<Vec<_>>());
     }
@@ -439,7 +454,7 @@ mod tests {
         for _ in 0..4 {
             assert!(tx.push(p, [0; 3], Some(Mini { len: 60, hash: 0 })));
         }
-        assert_eq!((p.touches[1], tx.compressed()), (4, (0, 0)));
+        assert_eq!((p.touches[1], (tx.minis, tx.arrays)), (4, (0, 0)));
     }
 
     #[test]
@@ -448,7 +463,7 @@ mod tests {
         let p = &mut CountingProbe { dma_wait_ns: 1000, ..CountingProbe::default() };
         assert!(tx.push(p, [1, 2, 3], Some(Mini { len: 60, hash: 0 })));
         assert!(tx.push(p, [1, 2, 3], None));
-        assert_eq!((p.touches[1], p.bytes, tx.compressed()), (2, 64, (0, 0)));
+        assert_eq!((p.touches[1], p.bytes, (tx.minis, tx.arrays)), (2, 64, (0, 0)));
         assert_eq!(tx.shared.lines.len(), 2);
     }
 }

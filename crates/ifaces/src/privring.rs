@@ -6,7 +6,7 @@
 
 use crate::arena::Arena;
 use crate::core::CoreCtx;
-use crate::cqring::{Completion, CqConsumer, CqProducer, Mini, completion_ring};
+use crate::cqring::{Completion, CqConsumer, CqProducer, Mini, completion_ring, compression_metrics};
 use crate::desc::{DescPrefetch, DescRing};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::packet::Packet;
@@ -118,7 +118,7 @@ impl DeviceSide for PrivRingDevice {
 
     fn occupancy(&self) -> Occupancy {
         self.queues.iter().fold(Occupancy::default(), |o, q| Occupancy {
-            used: o.used + u64::from(q.cq.occupancy()),
+            used: o.used + u64::from(q.cq.queued()),
             capacity: o.capacity + u64::from(q.ring.size().get()),
         })
     }
@@ -133,16 +133,10 @@ impl DeviceSide for PrivRingDevice {
             fetches += q.prefetch.stats().fetches;
             hits += q.prefetch.stats().hits;
         }
-        let (minis, arrays) = self.queues.iter().fold((0, 0), |(m, a), q| {
-            let (qm, qa) = q.cq.compressed();
-            (m + qm, a + qa)
-        });
-        Metrics::from([
-            ("desc_fetches".into(), fetches as f64),
-            ("desc_prefetch_hits".into(), hits as f64),
-            ("cqe_minis".into(), minis as f64),
-            ("cqe_arrays".into(), arrays as f64),
-        ])
+        let mut m =
+            Metrics::from([("desc_fetches".into(), fetches as f64), ("desc_prefetch_hits".into(), hits as f64)]);
+        m.extend(compression_metrics(self.queues.iter().map(|q| &q.cq)));
+        m
     }
 }
 

@@ -9,7 +9,10 @@
 //! round-robin (`--ax-policy`). A Bx entry carries the packet's buffer (or none), the Ax ring and index
 //! the buffer came from, and the done bit; when the receiving and allocating core coincide, packet and
 //! consumption notice are one combined entry, otherwise the allocating core's Bx ring gets a notice-only
-//! entry. Drops: `bx_full` (the receiving Bx ring is full) and `no_ax_buffer` (no associated Ax ring has
+//! entry. Bx rings are completion rings ([`crate::cqring`]), compressed as the NIC's CQs are (§4.4:
+//! "completion compression" mechanisms already exist in NVIDIA NICs): a combined entry names the next
+//! buffer of the ring's own Ax ring, which is consumed in order, so it may be a mini-CQE; a borrowed
+//! buffer's entry and a notice name another ring's buffer and stay full. Drops: `bx_full` (the receiving Bx ring is full) and `no_ax_buffer` (no associated Ax ring has
 //! a buffer whose consumption can be reported).
 //!
 //! Software side (§4.2, Listing 1): a core polls its Bx ring, takes packets, and re-arms each slot of its
@@ -22,7 +25,7 @@
 
 use crate::arena::{Arena, BufId};
 use crate::core::CoreCtx;
-use crate::cqring::{CqConsumer, CqProducer, completion_ring};
+use crate::cqring::{Completion, CqConsumer, CqProducer, Mini, completion_ring, compression_metrics};
 use crate::desc::{DescPrefetch, DescRing};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::packet::{Packet, push_in_place};
@@ -103,6 +106,8 @@ pub struct RxBisectDevice {
     /// Per Bx ring, the positions of notice-only entries software may not have consumed yet, so that
     /// occupancy counts packets, not entries.
     notices: Vec<VecDeque<u32>>,
+    /// Bx entries may be held for mini-CQE arrays: each packet also ends other rings' expired holds.
+    compress: bool,
 }
 
 /// rxBisect's driver side for one core.
@@ -192,6 +197,7 @@ impl Design for RxBisect {
             tx,
             borrowed: 0,
             notices: vec![VecDeque::new(); cfg.cores],
+            compress: cfg.cq.compresses(),
         };
         Ok((device, drivers))
     }
@@ -261,12 +267,14 @@ impl DeviceSide for RxBisectDevice {
         let addr = slots::dma_into(p, &self.arena, d, frame)?;
         ax.next = idx.wrapping_add(1);
         let link = ax.link;
-        self.bx[b].push(p, bxe(addr, a, idx, frame.len(), hash), None);
+        // A buffer of the Bx ring's own Ax ring is implicit, as privRing's descriptors are.
+        let mini = (link == b).then_some(Mini { len: frame.len() as u32, hash });
+        self.bx[b].push(p, bxe(addr, a, idx, frame.len(), hash), mini);
         if link != b {
             // The allocating core's notice-only entry, written in parallel (§4.4).
             let bx = &mut self.bx[link];
             let pending = &mut self.notices[link];
-            let consumed = bx.produced().wrapping_sub(bx.occupancy());
+            let consumed = bx.produced().wrapping_sub(bx.queued());
             while pending.front().is_some_and(|&i| (i.wrapping_sub(consumed) as i32) < 0) {
                 pending.pop_front();
             }
@@ -274,7 +282,16 @@ impl DeviceSide for RxBisectDevice {
             bx.push(p, bxe(0, a, idx, 0, 0), None);
             self.borrowed += 1;
         }
+        if self.compress {
+            self.bx.iter_mut().for_each(|q| q.expire(p));
+        }
         Ok(())
+    }
+
+    fn idle<P: Probe>(&mut self, p: &mut P) {
+        if self.compress {
+            self.bx.iter_mut().for_each(|q| q.close(p));
+        }
     }
 
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
@@ -284,8 +301,8 @@ impl DeviceSide for RxBisectDevice {
     /// Packets in the Bx rings (notice-only entries are not packets).
     fn occupancy(&self) -> Occupancy {
         let packets = |(q, pending): (&CqProducer, &VecDeque<u32>)| {
-            // One read of the consumer's doorbell: it moves while we count, and two reads could disagree.
-            let occupied = q.occupancy();
+            // One read of what the consumer has taken: it moves while we count, and two reads could disagree.
+            let occupied = q.queued();
             let consumed = q.produced().wrapping_sub(occupied);
             let notices = pending.iter().filter(|&&i| (i.wrapping_sub(consumed) as i32) >= 0).count();
             u64::from(occupied).saturating_sub(notices as u64)
@@ -302,7 +319,10 @@ impl DeviceSide for RxBisectDevice {
 
     fn metrics(&self) -> Metrics {
         let fetches: u64 = self.ax.iter().map(|a| a.prefetch.stats().fetches).sum();
-        Metrics::from([("desc_fetches".into(), fetches as f64), ("borrowed_buffers".into(), self.borrowed as f64)])
+        let mut m =
+            Metrics::from([("desc_fetches".into(), fetches as f64), ("borrowed_buffers".into(), self.borrowed as f64)]);
+        m.extend(compression_metrics(&self.bx));
+        m
     }
 }
 
@@ -322,20 +342,29 @@ impl DriverSide for RxBisectDriver {
                         break;
                     }
                 }
-                let [addr, ax, len] = self.bx.poll_full(p).expect("a ready Bx entry");
+                // Notices of our own buffers come in Ax order: the next is this slot's.
+                let slot = self.ax.size().slot(self.tail.wrapping_add(rearmed));
+                let (packet, own) = match self.bx.poll(p).expect("a ready Bx entry") {
+                    Completion::Full([addr, ax, len]) => {
+                        let own = (ax & 0xffff_ffff) as usize == self.ax_id;
+                        debug_assert!(!own || self.ax.size().slot((ax >> 32) as u32) == slot);
+                        let id = (addr != 0)
+                            .then(|| arena.id_of(addr as usize).expect("Bx entry points outside the buffer arena"));
+                        (id.map(|id| (id, len as u32)), own)
+                    }
+                    // A mini-CQE: a packet in the buffer of our Ax ring's next slot.
+                    Completion::Mini(m) => (Some((slots::buffer_of(p, &self.ax, slot, core), m.len)), true),
+                };
                 polled = true;
-                if addr != 0 {
-                    let id = arena.id_of(addr as usize).expect("Bx entry points outside the buffer arena");
-                    push_in_place(out, || slots::receive(p, core, id, len as u32));
+                if let Some((id, len)) = packet {
+                    push_in_place(out, || slots::receive(p, core, id, len));
                     n += 1;
                 }
-                if (ax & 0xffff_ffff) as usize == self.ax_id {
-                    // Line 8-10: our buffer was consumed; re-arm its slot. Notices come in Ax order.
-                    let slot = self.ax.size().slot((ax >> 32) as u32);
-                    debug_assert_eq!(slot, self.ax.size().slot(self.tail.wrapping_add(rearmed)));
+                if own {
+                    // Line 8-10: our buffer was consumed; re-arm its slot.
                     slots::post(p, &self.ax, slot, self.spare.take().expect("allocated above"), core);
                     rearmed += 1;
-                    self.notices += u64::from(addr == 0);
+                    self.notices += u64::from(packet.is_none());
                 }
             }
             if rearmed > 0 {

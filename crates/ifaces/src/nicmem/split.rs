@@ -318,7 +318,7 @@ impl DeviceSide for NicMemDevice {
 
     fn occupancy(&self) -> Occupancy {
         self.queues.iter().fold(Occupancy::default(), |o, q| Occupancy {
-            used: o.used + u64::from(q.cq.occupancy()),
+            used: o.used + u64::from(q.cq.queued()),
             capacity: o.capacity + u64::from(q.cq.size().get()),
         })
     }

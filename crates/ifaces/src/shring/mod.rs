@@ -193,7 +193,7 @@ impl<N: NicOrder> DeviceSide for ShDevice<N> {
 
     fn occupancy(&self) -> Occupancy {
         Occupancy {
-            used: self.cqs.iter().map(|q| u64::from(q.occupancy())).sum(),
+            used: self.cqs.iter().map(|q| u64::from(q.queued())).sum(),
             capacity: self.groups.iter().map(|g| u64::from(g.ring().size().get())).sum(),
         }
     }
