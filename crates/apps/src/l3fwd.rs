@@ -21,6 +21,14 @@ pub const PORT_MAC: [u8; 6] = [0x02, 0, 0, 0, 0xFF, 0x01];
 /// checksum arithmetic (a dozen ALU operations and two 6-byte stores).
 const ROUTE_WORK: u32 = 12;
 
+/// Cycles per packet of DPDK's l3fwd and its driver beyond what rxlab's l3fwd and receive path charge
+/// (their memory touches and the route's operations): the loop's and the driver's own instructions,
+/// which no publication breaks down. Calibrated once, from COREC (003) §4.1, Table 2: DPDK l3fwd on one
+/// 2.1 GHz core of the Silver 4110 forwards 16.43 Mpps of 64 B packets from an XL710, 128 cycles a
+/// packet, where rxlab's l3fwd over privRing cost 93 there (stop 30). Every other l3fwd run, COREC's on
+/// 1-4 cores included, is a prediction; `crates/sim/tests/calibration.rs` checks the anchor.
+pub const DPDK_WORK: u32 = 35;
+
 /// A next hop: the MAC address packets to it are sent to.
 #[derive(Debug, Clone, Copy)]
 #[repr(C, align(8))]
@@ -156,6 +164,7 @@ impl App for L3fwd {
             p.prefetch(pkt.addr(), 1);
         }
         for mut pkt in rx.drain(..) {
+            p.work(DPDK_WORK);
             let addr = pkt.addr();
             let verdict = match flow::parse(p, &mut pkt) {
                 Ok(mut v) => self.router.route(p, addr, &mut v).map(|_| ()),

@@ -1,7 +1,8 @@
-//! The FastClick runtime's calibrations still hold: each calibrated graph, run at its calibration
+//! The apps' calibrations still hold: each calibrated FastClick graph, run at its calibration
 //! configuration ([`apps::fastclick::Calibration`]), costs the cycles per packet its paper's statement
-//! gives, within 2 %. A model change that moves a calibration point fails here, and the message says
-//! which `work` value would restore it (calibrate once more; never per experiment).
+//! gives, and DPDK's l3fwd forwards what COREC's Table 2 measured, within 2 %. A model change that moves
+//! a calibration point fails here, and the message says which value would restore it (calibrate once
+//! more; never per experiment).
 
 use apps::Runtime;
 use apps::fastclick::{Graph, Source};
@@ -44,4 +45,27 @@ fn calibrated_graphs_cost_what_their_papers_state() {
             (f64::from(g.work) + c.cycles - got).round()
         );
     }
+}
+
+/// DPDK's l3fwd on one core of the XL710 testbed forwards COREC Table 2's 16.43 Mpps
+/// ([`apps::l3fwd::DPDK_WORK`]).
+#[test]
+fn dpdk_l3fwd_forwards_what_corec_table2_states_on_one_core() {
+    let cfg = SimConfig {
+        profile: "silver4110-xl710".into(),
+        app: "l3fwd".into(),
+        traffic: GenConfig { size: SizeSpec::Fixed(64), rate: Rate::Gbps(40.0), ..GenConfig::default() },
+        duration_ps: 2_000_000_000,
+        warmup_ps: 500_000_000,
+        ..SimConfig::default()
+    };
+    let r = run(&cfg).expect("l3fwd on the XL710 testbed");
+    let (got, paper) = (r.received_mpps, 16.43);
+    let cycles = 2.1e3 / got;
+    assert!(
+        (got - paper).abs() / paper < 0.02,
+        "DPDK l3fwd forwards {got:.2} Mpps on one core ({cycles:.0} cycles per packet at 2.1 GHz); COREC Table 2 \
+         gives {paper} (128 cycles): DPDK_WORK = {} would restore it",
+        (f64::from(apps::l3fwd::DPDK_WORK) + 2.1e3 / paper - cycles).round()
+    );
 }
