@@ -270,6 +270,21 @@ impl CqProducer {
     }
 }
 
+/// End the expired mini-CQE holds of every ring of a NIC (it checks its held arrays' timers as it works:
+/// each packet it handles, on any ring). Nothing to do where the rings do not compress.
+#[inline]
+pub fn expire_all<'a, P: Probe>(p: &mut P, rings: impl IntoIterator<Item = &'a mut CqProducer>) {
+    let mut rings = rings.into_iter().peekable();
+    if rings.peek().is_some_and(|q| q.shared.format.compresses()) {
+        rings.for_each(|q| q.expire(p));
+    }
+}
+
+/// Write every ring's open mini-CQE array (the NIC has nothing else to do).
+pub fn close_all<'a, P: Probe>(p: &mut P, rings: impl IntoIterator<Item = &'a mut CqProducer>) {
+    rings.into_iter().for_each(|q| q.close(p));
+}
+
 /// The `cqe_minis` and `cqe_arrays` metrics of a NIC's completion rings: completions written as
 /// mini-CQEs, and the arrays that carried them.
 pub fn compression_metrics<'a>(rings: impl IntoIterator<Item = &'a CqProducer>) -> [(String, f64); 2] {

@@ -6,7 +6,9 @@
 
 use crate::arena::Arena;
 use crate::core::CoreCtx;
-use crate::cqring::{Completion, CqConsumer, CqProducer, Mini, completion_ring, compression_metrics};
+use crate::cqring::{
+    Completion, CqConsumer, CqProducer, Mini, close_all, completion_ring, compression_metrics, expire_all,
+};
 use crate::desc::{DescPrefetch, DescRing};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::packet::Packet;
@@ -35,8 +37,6 @@ struct DeviceQueue {
 #[derive(Debug)]
 pub struct PrivRingDevice {
     arena: Arc<Arena>,
-    /// Completions may be held for mini-CQE arrays: each packet also ends other queues' expired holds.
-    compress: bool,
     queues: Vec<DeviceQueue>,
     tx: TxSet,
 }
@@ -79,7 +79,7 @@ impl Design for PrivRing {
             });
             drivers.push(PrivRingDriver { ring, tail: cfg.ring.get(), cq, tx, alloc_failures: 0 });
         }
-        Ok((PrivRingDevice { arena: pool.arena().clone(), compress: cfg.cq.compresses(), queues, tx }, drivers))
+        Ok((PrivRingDevice { arena: pool.arena().clone(), queues, tx }, drivers))
     }
 }
 
@@ -100,16 +100,12 @@ impl DeviceSide for PrivRingDevice {
         // The descriptor is implicit (completions follow the ring in order), so it may be a mini-CQE.
         q.cq.push(p, [slot as u64 | (len as u64) << 32, u64::from(hash), 0], Some(Mini { len: len as u32, hash }));
         q.head = q.head.wrapping_add(1);
-        if self.compress {
-            self.queues.iter_mut().for_each(|q| q.cq.expire(p));
-        }
+        expire_all(p, self.queues.iter_mut().map(|q| &mut q.cq));
         Ok(())
     }
 
     fn idle<P: Probe>(&mut self, p: &mut P) {
-        if self.compress {
-            self.queues.iter_mut().for_each(|q| q.cq.close(p));
-        }
+        close_all(p, self.queues.iter_mut().map(|q| &mut q.cq));
     }
 
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {

@@ -12,8 +12,9 @@
 //! entry. Bx rings are completion rings ([`crate::cqring`]), compressed as the NIC's CQs are (§4.4:
 //! "completion compression" mechanisms already exist in NVIDIA NICs): a combined entry names the next
 //! buffer of the ring's own Ax ring, which is consumed in order, so it may be a mini-CQE; a borrowed
-//! buffer's entry and a notice name another ring's buffer and stay full. Drops: `bx_full` (the receiving Bx ring is full) and `no_ax_buffer` (no associated Ax ring has
-//! a buffer whose consumption can be reported).
+//! buffer's entry and a notice name another ring's buffer and stay full. Drops: `bx_full` (the
+//! receiving Bx ring is full) and `no_ax_buffer` (no associated Ax ring has a buffer whose consumption
+//! can be reported).
 //!
 //! Software side (§4.2, Listing 1): a core polls its Bx ring, takes packets, and re-arms each slot of its
 //! own Ax ring that a notice names, in order, ringing the Ax doorbell once per burst. Packets in buffers
@@ -25,7 +26,9 @@
 
 use crate::arena::{Arena, BufId};
 use crate::core::CoreCtx;
-use crate::cqring::{Completion, CqConsumer, CqProducer, Mini, completion_ring, compression_metrics};
+use crate::cqring::{
+    Completion, CqConsumer, CqProducer, Mini, close_all, completion_ring, compression_metrics, expire_all,
+};
 use crate::desc::{DescPrefetch, DescRing};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::packet::{Packet, push_in_place};
@@ -106,8 +109,6 @@ pub struct RxBisectDevice {
     /// Per Bx ring, the positions of notice-only entries software may not have consumed yet, so that
     /// occupancy counts packets, not entries.
     notices: Vec<VecDeque<u32>>,
-    /// Bx entries may be held for mini-CQE arrays: each packet also ends other rings' expired holds.
-    compress: bool,
 }
 
 /// rxBisect's driver side for one core.
@@ -197,7 +198,6 @@ impl Design for RxBisect {
             tx,
             borrowed: 0,
             notices: vec![VecDeque::new(); cfg.cores],
-            compress: cfg.cq.compresses(),
         };
         Ok((device, drivers))
     }
@@ -282,16 +282,12 @@ impl DeviceSide for RxBisectDevice {
             bx.push(p, bxe(0, a, idx, 0, 0), None);
             self.borrowed += 1;
         }
-        if self.compress {
-            self.bx.iter_mut().for_each(|q| q.expire(p));
-        }
+        expire_all(p, &mut self.bx);
         Ok(())
     }
 
     fn idle<P: Probe>(&mut self, p: &mut P) {
-        if self.compress {
-            self.bx.iter_mut().for_each(|q| q.close(p));
-        }
+        close_all(p, &mut self.bx);
     }
 
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
