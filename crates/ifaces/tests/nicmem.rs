@@ -7,7 +7,7 @@
 #![cfg(not(loom))]
 
 use ifaces::nicmem::kvs::{HotSet, Payload};
-use ifaces::nicmem::{NicMemConfig, NicMemDesign, NicMemHost};
+use ifaces::nicmem::{NicMemCapacity, NicMemConfig, NicMemDesign, NicMemHost};
 use ifaces::probe::NoProbe;
 use ifaces::{
     Arena, BufLayout, CoreCtx, Design, DeviceSide, DriverSide, Drops, IfaceConfig, NicMemSplit, NmNfv, RingSize,
@@ -25,7 +25,7 @@ fn small() -> IfaceConfig {
         tx_ring: RingSize::new(16).unwrap(),
         cache: 4,
         burst: 8,
-        nicmem: NicMemConfig { capacity: 16 * 2048, split_at: 64 },
+        nicmem: NicMemConfig { capacity: NicMemCapacity::Bytes(16 * 2048), split_at: 64 },
         ..IfaceConfig::default()
     }
 }
@@ -134,7 +134,8 @@ fn bad_inputs_are_config_errors() {
     assert_eq!(e.option, "nicmem-split");
     let room = format!("{} B buffer", BufLayout::default().data_room());
     assert!(e.to_string().contains(&room), "{e}");
-    let cfg = IfaceConfig { nicmem: NicMemConfig { capacity: 2048, ..small().nicmem }, ..small() };
+    let cfg =
+        IfaceConfig { nicmem: NicMemConfig { capacity: NicMemCapacity::Bytes(2048), ..small().nicmem }, ..small() };
     assert_eq!(NmNfv::build(&cfg, &pool).unwrap_err().option, "nicmem");
 }
 
@@ -149,7 +150,7 @@ fn nmkvs_never_transmits_a_torn_value() {
     // response it pushes is sent.
     let cfg = IfaceConfig {
         cores: 1,
-        nicmem: NicMemConfig { capacity: 8 * 2048, split_at: 64 },
+        nicmem: NicMemConfig { capacity: NicMemCapacity::Bytes(8 * 2048), split_at: 64 },
         tx_full: TxFull::Wait,
         ..small()
     };
@@ -275,4 +276,42 @@ fn a_full_tx_ring_drops_or_holds_what_does_not_fit() {
         assert_eq!(drivers[0].tx_burst(p, &core, &mut tx), if full == TxFull::Wait { 8 } else { 0 });
         assert!(tx.is_empty());
     }
+}
+
+/// Packets spilled to the secondary ring when a core receives a full ring's worth and sends it, and the
+/// NIC transmits it, `rounds` times over.
+fn spilled(capacity: NicMemCapacity, rounds: u64) -> (f64, u32) {
+    let cfg = IfaceConfig { cores: 1, nicmem: NicMemConfig { capacity, split_at: 64 }, ..small() };
+    let pool = SharedPool::new(Arc::new(Arena::new("t", NmNfv::buffers_needed(&cfg), BufLayout::default()).unwrap()));
+    let (mut dev, mut drivers) = NmNfv::build(&cfg, &pool).unwrap();
+    let core = CoreCtx::new(0, cfg.cache, &pool);
+    let p = &mut NoProbe::default();
+    let mut seq = 0;
+    for _ in 0..rounds {
+        for _ in 0..cfg.ring.len() {
+            dev.rx(p, 0, 0, &frame(seq)).expect("a ring's worth fits");
+            seq += 1;
+        }
+        let mut rx = vec![];
+        while drivers[0].rx_burst(p, &core, &mut rx, cfg.burst) > 0 {
+            drivers[0].tx_burst(p, &core, &mut rx);
+        }
+        dev.tx(p, &mut |_: &[u8]| {}, usize::MAX);
+    }
+    let nicmem = dev.nicmem().unwrap().arena().count();
+    drivers[0].teardown(&core);
+    (dev.metrics()["secondary_ring_packets"], nicmem)
+}
+
+/// The paper's emulated nicmem (§5) gives the queue its rings' worth of NIC buffers, so a full ring of
+/// payloads lands in NIC memory every time; with 16 real buffers the primary ring is still empty when
+/// the next ring's worth arrives (its buffers are on their way out), so the split rings spill.
+#[test]
+fn emulated_nicmem_keeps_every_payload_on_the_nic() {
+    let c = small();
+    let (emulated, bufs) = spilled(NicMemCapacity::Emulated, 4);
+    assert_eq!((emulated, bufs as usize), (0.0, c.ring.len() + c.tx_ring.len() + 2 * c.burst));
+    let (device, bufs) = spilled(NicMemCapacity::Bytes(16 * 2048), 4);
+    assert_eq!(bufs, 16);
+    assert!(device > 0.0, "{device}");
 }

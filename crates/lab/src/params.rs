@@ -137,7 +137,9 @@ pub struct Params {
     /// Dynamic shRing: memory-bandwidth threshold, GiB/s [default: 25].
     #[arg(long)]
     pub switch_mem: Option<f64>,
-    /// nicmem: bytes of on-NIC memory, e.g. `256Ki`, `64Mi` [default: the paper NIC's 256 KiB].
+    /// nicmem: on-NIC memory, bytes (`256Ki`: the paper's ConnectX-5; `64Mi`: a future device) or
+    /// `emulated`, as the paper evaluated nmNFV: a large nicmem emulated by reusing the device's buffer
+    /// for many packets, so that every primary ring is full-size (§5) [default: emulated].
     #[arg(long)]
     pub nicmem_capacity: Option<Quantity>,
     /// nicmem: header/data split offset H in bytes (nicmem §5) [default: 64].

@@ -9,6 +9,7 @@ use crate::traffic_args::{TrafficArgs, flag};
 use anyhow::{Result, anyhow, bail};
 use apps::AppParams;
 use ifaces::enso::NotifyMode;
+use ifaces::nicmem::NicMemCapacity;
 use ifaces::shring::dynamic::Thresholds;
 use ifaces::{BufLayout, IfaceConfig, RingSize};
 use live::{LiveConfig, LiveReport, Pace, Traffic};
@@ -77,7 +78,13 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
         ..IfaceConfig::default()
     };
     if let Some(c) = &p.nicmem_capacity {
-        cfg.nicmem.capacity = flag("nicmem-capacity", ifaces::ringsize::parse_count(&c.0))? as usize;
+        cfg.nicmem.capacity = match c.0.trim() {
+            "emulated" => NicMemCapacity::Emulated,
+            bytes => NicMemCapacity::Bytes(flag(
+                "nicmem-capacity",
+                ifaces::ringsize::parse_count(bytes).map_err(|e| format!("{e}; or 'emulated'")),
+            )? as usize),
+        };
     }
     if let Some(h) = p.nicmem_split {
         cfg.nicmem.split_at = h;

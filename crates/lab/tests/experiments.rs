@@ -203,6 +203,38 @@ fn design_options_reach_the_design_and_bad_ones_name_the_flag() {
         &["--enso-pipe-size", "page size"],
     );
     fails(&["run", "--engine", "sim", "--iface", "nmnfv", "--nicmem-split", "5000"], &["--nicmem-split"]);
+    // nicmem's emulated NIC memory (§5) keeps every payload on the NIC; 8 KiB of real memory (a 2-entry
+    // primary ring per core) spills payloads to the secondary ring whenever more than two are in flight.
+    let spilled = |capacity: &str| {
+        let out = ok(&[
+            "run",
+            "--engine",
+            "sim",
+            "--iface",
+            "nmnfv",
+            "--nicmem-capacity",
+            capacity,
+            "--cores",
+            "2",
+            "--size",
+            "1518",
+            "--rate",
+            "100G",
+            "--duration",
+            "100us",
+            "--warmup",
+            "50us",
+            "--json",
+        ]);
+        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+        r["device_metrics"]["secondary_ring_packets"].as_f64().unwrap()
+    };
+    assert_eq!(spilled("emulated"), 0.0);
+    assert!(spilled("8Ki") > 0.0);
+    fails(
+        &["run", "--engine", "sim", "--iface", "nmnfv", "--nicmem-capacity", "lots"],
+        &["--nicmem-capacity", "emulated"],
+    );
 }
 
 #[test]

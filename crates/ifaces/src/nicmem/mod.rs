@@ -13,18 +13,39 @@ pub mod split;
 pub use region::{NicMem, NicMemError, PAPER_CAPACITY};
 pub use split::{NicMemDesign, NicMemDevice, NicMemDriver, NicMemHost, NicMemSplit, NmNfv, NmNfvMinus};
 
+/// How much NIC memory the data movers get.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NicMemCapacity {
+    /// A device with this many bytes ([`PAPER_CAPACITY`] on the paper's NIC; more for a "future
+    /// device", §6.6 C2): when it runs out, nmNFV's split rings spill payloads to host memory.
+    Bytes(usize),
+    /// As the paper evaluated nmNFV (§5, "Hardware limitations"): "we emulate a large nicmem by reusing
+    /// the provided memory buffer for storing the data of multiple packets", so every primary ring is
+    /// full-size and never waits for a buffer ([`crate::nicmem::split`] sizes it).
+    Emulated,
+}
+
+impl std::fmt::Display for NicMemCapacity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NicMemCapacity::Bytes(b) => write!(f, "{b} B"),
+            NicMemCapacity::Emulated => f.write_str("emulated"),
+        }
+    }
+}
+
 /// nicmem's options (`IfaceConfig::nicmem`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NicMemConfig {
-    /// Bytes of NIC memory ([`PAPER_CAPACITY`] on the paper's NIC; more for a "future device").
-    pub capacity: usize,
+    /// NIC memory for payloads and hot items.
+    pub capacity: NicMemCapacity,
     /// Header/data split offset H: the first H bytes go to the header (§5: 64 B).
     pub split_at: usize,
 }
 
 impl Default for NicMemConfig {
-    /// The paper's NIC: 256 KiB, split at 64 bytes.
+    /// The paper's evaluation: emulated large NIC memory, split at 64 bytes.
     fn default() -> Self {
-        NicMemConfig { capacity: PAPER_CAPACITY, split_at: 64 }
+        NicMemConfig { capacity: NicMemCapacity::Emulated, split_at: 64 }
     }
 }

@@ -6,7 +6,9 @@
 //! which count every access.
 //!
 //! Allocation mirrors the paper's `alloc_nicmem(device, len)` (§5, Listing 1) with a capacity limit:
-//! 256 KiB, as the paper's ConnectX-5 firmware exposes, or more for a "future device" (§6.6, C2).
+//! 256 KiB, as the paper's ConnectX-5 firmware exposes, or more for a "future device" (§6.6, C2), or as
+//! many buffers as nmNFV's rings use when it is emulated as the paper's evaluation emulates it
+//! ([`super::NicMemCapacity::Emulated`]).
 //!
 //! A buffer may also be *held* by transmit descriptors while its core keeps it (nmKVS's stable buffers,
 //! §4.2.2): [`NicMem::hold`] counts one more descriptor in flight, the transmit completion

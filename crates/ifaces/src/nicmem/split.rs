@@ -20,9 +20,9 @@
 
 #![allow(unsafe_code)]
 
-use super::NicMemConfig;
 use super::region::NicMem;
 use super::rings::{DevRing, DrvRing, rx_ring};
+use super::{NicMemCapacity, NicMemConfig, PAPER_CAPACITY};
 use crate::arena::{Arena, BufId, BufLayout, Owner};
 use crate::core::CoreCtx;
 use crate::cqring::{CqConsumer, CqProducer, completion_ring};
@@ -174,15 +174,25 @@ impl<const M: u8> Design for NicMemDesign<M> {
                 format!("the header split offset must be between 1 and the {room} B buffer, got {}", o.split_at),
             ));
         }
-        // NIC memory holds data buffers only (their mbuf headers stay in host memory): packed 2 KiB.
-        let nicmem =
-            NicMem::new(o.capacity, BufLayout::PACKED_2K).map_err(|e| ConfigError::new("nicmem", e.to_string()))?;
-        let per_queue = nicmem.arena().count() as usize / cfg.cores;
-        let primary_size = (per_queue >= 2).then(|| RingSize::new(1 << per_queue.ilog2()).expect("power of two"));
+        // NIC memory holds data buffers only (their mbuf headers stay in host memory): packed 2 KiB. A
+        // queue uses at most its primary ring's worth, its Tx ring's and two bursts in its core's hands.
+        let layout = BufLayout::PACKED_2K;
+        let wanted = cfg.ring.len() + cfg.tx_ring.len() + 2 * cfg.burst;
+        let capacity = match o.capacity {
+            NicMemCapacity::Bytes(b) => b,
+            NicMemCapacity::Emulated if M >= 2 => cfg.cores * wanted * layout.stride(),
+            // Without split rings only nmKVS's hot items use NIC memory, and they are sized in items.
+            NicMemCapacity::Emulated => PAPER_CAPACITY,
+        };
+        let nicmem = NicMem::new(capacity, layout).map_err(|e| ConfigError::new("nicmem", e.to_string()))?;
+        let per_queue = (nicmem.arena().count() as usize / cfg.cores).min(wanted);
+        // Split rings (§4.1): the primary ring is the configured ring, or what NIC memory fills of it.
+        let primary_size =
+            (per_queue >= 2).then(|| RingSize::new(1 << per_queue.ilog2()).expect("power of two").min(cfg.ring));
         if M >= 2 && primary_size.is_none() {
             return Err(ConfigError::new(
                 "nicmem",
-                format!("{} B of NIC memory gives {} cores less than 2 buffers each", o.capacity, cfg.cores),
+                format!("{} of NIC memory gives {} cores less than 2 buffers each", o.capacity, cfg.cores),
             ));
         }
         let mut queues = Vec::new();
@@ -196,8 +206,8 @@ impl<const M: u8> Design for NicMemDesign<M> {
                 None => (None, None),
             };
             let nic_free = match primary_size.filter(|_| M >= 2) {
-                Some(size) => nicmem
-                    .alloc_nicmem(size.len() * nicmem.arena().layout().data_room(), c as u16)
+                Some(_) => nicmem
+                    .alloc_nicmem(per_queue * layout.data_room(), c as u16)
                     .map_err(|e| ConfigError::new("nicmem", e.to_string()))?,
                 None => Vec::new(),
             };
