@@ -15,6 +15,13 @@ fn ok(args: &[&str]) -> String {
 }
 
 /// A command that must fail with exit 2 and one line naming every needle.
+/// `rxlab run --engine sim ARGS --json`'s device metric `name`.
+fn sim_device_metric(args: &[&str], name: &str) -> f64 {
+    let out = ok(&[&["run", "--engine", "sim"], args, &["--json"]].concat());
+    let r: serde_json::Value = serde_json::from_str(&out).unwrap();
+    r["device_metrics"][name].as_f64().unwrap_or_else(|| panic!("no device metric {name}: {r}"))
+}
+
 fn fails(args: &[&str], needles: &[&str]) -> String {
     let out = rxlab(args);
     let err = String::from_utf8_lossy(&out.stderr).to_string();
@@ -173,26 +180,11 @@ fn advise_sizes_ax_for_the_ddio_ways() {
 #[test]
 fn design_options_reach_the_design_and_bad_ones_name_the_flag() {
     let suppressed = |mode: &str| {
-        let out = ok(&[
-            "run",
-            "--engine",
-            "sim",
-            "--iface",
-            "enso",
-            "--enso-notify",
-            mode,
-            "--enso-pipes",
-            "4",
-            "--cores",
-            "2",
-            "--duration",
-            "50us",
-            "--warmup",
-            "10us",
-            "--json",
-        ]);
-        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
-        r["device_metrics"]["notifications_suppressed"].as_f64().unwrap()
+        let args = ["--iface", "enso", "--enso-notify", mode, "--enso-pipes", "4", "--cores", "2"];
+        sim_device_metric(
+            &[&args[..], &["--duration", "50us", "--warmup", "10us"]].concat(),
+            "notifications_suppressed",
+        )
     };
     // Reactive notifications (Ensō §4.2) suppress most; one per packet suppresses none.
     assert!(suppressed("reactive") > 0.0);
@@ -206,28 +198,11 @@ fn design_options_reach_the_design_and_bad_ones_name_the_flag() {
     // nicmem's emulated NIC memory (§5) keeps every payload on the NIC; 8 KiB of real memory (a 2-entry
     // primary ring per core) spills payloads to the secondary ring whenever more than two are in flight.
     let spilled = |capacity: &str| {
-        let out = ok(&[
-            "run",
-            "--engine",
-            "sim",
-            "--iface",
-            "nmnfv",
-            "--nicmem-capacity",
-            capacity,
-            "--cores",
-            "2",
-            "--size",
-            "1518",
-            "--rate",
-            "100G",
-            "--duration",
-            "100us",
-            "--warmup",
-            "50us",
-            "--json",
-        ]);
-        let r: serde_json::Value = serde_json::from_str(&out).unwrap();
-        r["device_metrics"]["secondary_ring_packets"].as_f64().unwrap()
+        let args = ["--iface", "nmnfv", "--nicmem-capacity", capacity, "--cores", "2", "--size", "1518"];
+        sim_device_metric(
+            &[&args[..], &["--rate", "100G", "--duration", "100us", "--warmup", "50us"]].concat(),
+            "secondary_ring_packets",
+        )
     };
     assert_eq!(spilled("emulated"), 0.0);
     assert!(spilled("8Ki") > 0.0);

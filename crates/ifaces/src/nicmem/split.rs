@@ -187,8 +187,8 @@ impl<const M: u8> Design for NicMemDesign<M> {
         let nicmem = NicMem::new(capacity, layout).map_err(|e| ConfigError::new("nicmem", e.to_string()))?;
         let per_queue = (nicmem.arena().count() as usize / cfg.cores).min(wanted);
         // Split rings (§4.1): the primary ring is the configured ring, or what NIC memory fills of it.
-        let primary_size =
-            (per_queue >= 2).then(|| RingSize::new(1 << per_queue.ilog2()).expect("power of two").min(cfg.ring));
+        let primary_size = (M >= 2 && per_queue >= 2)
+            .then(|| RingSize::new(1 << per_queue.ilog2()).expect("power of two").min(cfg.ring));
         if M >= 2 && primary_size.is_none() {
             return Err(ConfigError::new(
                 "nicmem",
@@ -201,11 +201,8 @@ impl<const M: u8> Design for NicMemDesign<M> {
             let ring = |a: &Arc<Arena>, size| rx_ring(size, a.clone(), cfg.prefetch);
             let (hdr_dev, hdr_drv) = ring(&host, cfg.ring);
             let (sec_dev, sec_drv) = if M > 0 { Some(ring(&host, cfg.ring)).unzip() } else { (None, None) };
-            let (pri_dev, pri_drv) = match primary_size.filter(|_| M >= 2) {
-                Some(size) => Some(ring(nicmem.arena(), size)).unzip(),
-                None => (None, None),
-            };
-            let nic_free = match primary_size.filter(|_| M >= 2) {
+            let (pri_dev, pri_drv) = primary_size.map(|size| ring(nicmem.arena(), size)).unzip();
+            let nic_free = match primary_size {
                 Some(_) => nicmem
                     .alloc_nicmem(per_queue * layout.data_room(), c as u16)
                     .map_err(|e| ConfigError::new("nicmem", e.to_string()))?,
