@@ -619,6 +619,7 @@ pub fn run_design<D: Design, A: App>(
             l1: rate(snap.mem.l1),
             l2: rate(snap.mem.l2),
             llc: rate(snap.mem.llc),
+            cache_references: rate((snap.mem.llc.0 + snap.mem.prefetches.0, snap.mem.llc.1 + snap.mem.prefetches.1)),
             nic_write: rate(snap.mem.nic_write),
             nic_read: rate(snap.mem.nic_read),
         },

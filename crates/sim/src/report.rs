@@ -27,6 +27,12 @@ pub struct HitRates {
     pub l2: f64,
     /// CPU LLC (of accesses that missed L2).
     pub llc: f64,
+    /// The papers' "application cache hit rate" (nicmem §6.3: "plummets from 83% to 27%"; shRing §5.1
+    /// measures it "using Linux perf"): 1 - `cache-misses` / `cache-references`, which perf maps to
+    /// LONGEST_LAT_CACHE.MISS and .REFERENCE, the core's cacheable requests that miss its L2: demand
+    /// loads and RFOs, and the L1 and L2 hardware prefetches (Intel SDM vol. 3B, the architectural
+    /// performance events). Instruction fetches are the one part rxlab does not model.
+    pub cache_references: f64,
     /// NIC DMA writes found in the LLC (DDIO write hits).
     pub nic_write: f64,
     /// NIC DMA reads served from the LLC.
@@ -223,6 +229,7 @@ impl fmt::Display for SimReport {
         )?;
         let h = &self.hit_rates;
         row(f, "CPU hit rate L1/L2/LLC", format!("{} / {} / {}", pct(h.l1), pct(h.l2), pct(h.llc)))?;
+        row(f, "perf cache-references hit rate", pct(h.cache_references))?;
         let mpp = &self.misses_per_packet;
         row(f, "CPU misses/packet L1/L2/LLC", format!("{:.2} / {:.2} / {:.2}", mpp.l1, mpp.l2, mpp.llc))?;
         row(f, "NIC LLC hit rate wr/rd", format!("{} / {}", pct(h.nic_write), pct(h.nic_read)))?;
