@@ -324,6 +324,7 @@ pub fn run_design<D: Design, A: App>(
     let cell = Cell::new(0u64);
 
     while let Some((t, ev)) = q.pop() {
+        m.mem.dram.set_clock(t);
         if t > cfg.duration_ps + DRAIN_LIMIT_PS {
             break;
         }

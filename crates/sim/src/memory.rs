@@ -290,7 +290,7 @@ impl Memory {
             }
         };
         self.stats.llc.1 += 1;
-        let cost = self.lat.llc + self.dram.latency_ps(now);
+        let cost = self.lat.llc + self.dram.latency_ps();
         self.dram.transfer(now, LINE as u64, false);
         let (s, wb) = self.llc_install(miss, self.llc.all_ways(), false);
         if wb {

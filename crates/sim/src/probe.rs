@@ -176,7 +176,7 @@ impl<'m> SimProbe<'m> {
             let mut misses = 0;
             self.m.addr.runs(addr, len, |first, n| misses += mem.nic_read(first, n, now));
             let extra = if misses > 0 {
-                self.m.mem.dram.latency_ps(now).saturating_sub(self.m.mem.llc_latency_ps()) + self.m.read_miss_ps
+                self.m.mem.dram.latency_ps().saturating_sub(self.m.mem.llc_latency_ps()) + self.m.read_miss_ps
             } else {
                 0
             };
