@@ -27,7 +27,11 @@
 //!   apps size theirs to the rings.
 //! - **A blocking `ToDPDKDevice`** (`BLOCKING true` in every configuration of the artifact): a full Tx ring
 //!   makes the core spin until the NIC has sent packets, instead of dropping them
-//!   ([`crate::Runtime::configure`] sets [`ifaces::TxFull::Wait`]; the engines retry).
+//!   ([`crate::Runtime::configure`] sets [`ifaces::TxFull::Wait`]; the engines retry). There is no
+//!   software queue in front of the ring: the artifact configures FastClick with
+//!   `--disable-dpdk-softqueue` (`scripts/make-server.sh`), so `ToDPDKDevice::push_batch` hands each
+//!   batch to `rte_eth_tx_burst` and retries what the ring refused (the `!HAVE_IQUEUE` path of
+//!   `elements/userlevel/todpdkdevice.cc`).
 
 use crate::{App, AppError};
 use ifaces::probe::Access;
