@@ -115,6 +115,7 @@ pub const METRICS: &[Metric] = &[
     m("hit_rates.l1", "CPU L1d hit rate", "L1 hit", Share, false),
     m("hit_rates.l2", "CPU L2 hit rate", "L2 hit", Share, false),
     m("hit_rates.llc", "CPU LLC hit rate", "LLC hit", Share, false),
+    m("hit_rates.cache_references", "perf cache-references hit rate", "perf hit", Share, false),
     m("hit_rates.nic_write", "NIC LLC write hit rate", "NIC LLC hit", Share, false),
     m("hit_rates.nic_read", "NIC LLC read hit rate", "NIC LLC rd hit", Share, false),
     m("misses_per_packet.l1", "CPU L1d misses per packet", "L1 miss/pkt", Number, false),
