@@ -90,9 +90,10 @@ impl Dram {
     pub fn utilisation(&self) -> f64 {
         let first = self.clock.saturating_sub(BUCKETS);
         let live: u64 = (first..self.clock)
-            .map(|b| self.buckets[(b % RING) as usize])
-            .filter(|&(_, id)| id != u64::MAX && id >= first && id < self.clock)
-            .map(|(n, _)| n)
+            .filter_map(|b| {
+                let (bytes, id) = self.buckets[(b % RING) as usize];
+                (id == b).then_some(bytes)
+            })
             .sum();
         live as f64 / (self.peak_bpps * WINDOW_PS as f64)
     }
