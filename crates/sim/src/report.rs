@@ -27,11 +27,11 @@ pub struct HitRates {
     pub l2: f64,
     /// CPU LLC (of accesses that missed L2).
     pub llc: f64,
-    /// The papers' "application cache hit rate" (nicmem §6.3: "plummets from 83% to 27%"; shRing §5, "Measurement Tools",
-    /// measures it "using Linux perf"): 1 - `cache-misses` / `cache-references`, which perf maps to
-    /// LONGEST_LAT_CACHE.MISS and .REFERENCE, the core's cacheable requests that miss its L2: demand
-    /// loads and RFOs, and the L1 and L2 hardware prefetches (Intel SDM vol. 3B, the architectural
-    /// performance events). Instruction fetches are the one part rxlab does not model.
+    /// The papers' "application cache hit rate" (nicmem §6.3: "plummets from 83% to 27%"; shRing §5's
+    /// "Measurement Tools" take it "using Linux perf"): 1 - `cache-misses` / `cache-references`, which
+    /// perf maps to LONGEST_LAT_CACHE.MISS and .REFERENCE, the core's cacheable requests that miss its
+    /// L2: demand loads and RFOs, and the L1 and L2 hardware prefetches (Intel SDM vol. 3B, the
+    /// architectural performance events). Instruction fetches are the one part rxlab does not model.
     pub cache_references: f64,
     /// NIC DMA writes found in the LLC (DDIO write hits).
     pub nic_write: f64,
