@@ -14,7 +14,6 @@ fn ok(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).to_string()
 }
 
-/// A command that must fail with exit 2 and one line naming every needle.
 /// `rxlab run --engine sim ARGS --json`'s device metric `name`.
 fn sim_device_metric(args: &[&str], name: &str) -> f64 {
     let out = ok(&[&["run", "--engine", "sim"], args, &["--json"]].concat());
@@ -22,6 +21,7 @@ fn sim_device_metric(args: &[&str], name: &str) -> f64 {
     r["device_metrics"][name].as_f64().unwrap_or_else(|| panic!("no device metric {name}: {r}"))
 }
 
+/// A command that must fail with exit 2 and one line naming every needle.
 fn fails(args: &[&str], needles: &[&str]) -> String {
     let out = rxlab(args);
     let err = String::from_utf8_lossy(&out.stderr).to_string();

@@ -280,22 +280,13 @@ fn a_leaking_server_can_stay_core_bound() {
         return;
     }
     let report = |stall_ps: u64| {
-        let mut c = SimConfig {
-            app: "nat".into(),
-            runtime: apps::Runtime::FastClick,
-            profile_set: "pcie.max_reads = 256".into(),
-            traffic: GenConfig {
-                size: SizeSpec::Fixed(1518),
-                flows: 1_000_000,
-                rate: Rate::Gbps(200.0),
-                ..GenConfig::default()
-            },
-            duration_ps: 4_500_000_000,
-            warmup_ps: 1_500_000_000,
-            stall_ps,
-            ..SimConfig::default()
-        };
-        c.iface.cores = 16;
+        let mut c = config(16, 200.0, 1518, 4500);
+        c.warmup_ps = 1_500_000_000;
+        c.traffic.flows = 1_000_000;
+        c.app = "nat".into();
+        c.runtime = apps::Runtime::FastClick;
+        c.profile_set = "pcie.max_reads = 256".into();
+        c.stall_ps = stall_ps;
         run(&c).unwrap()
     };
     let first = report(0);
