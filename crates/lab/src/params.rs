@@ -314,7 +314,8 @@ pub struct Params {
     #[arg(long)]
     pub ndr_resolution: Option<Quantity>,
     /// NDR search: largest fraction of a trial's offered packets it may lose and pass, in [0, 1); every
-    /// packet not sent back out counts (NIC, app and Tx drops) [default: 0].
+    /// packet not sent back out counts (NIC, app and Tx drops); only 0 with --noise-horizon, whose rare
+    /// interruptions stand for a longer trial than the run [default: 0].
     #[arg(long, allow_hyphen_values = true)]
     pub ndr_loss: Option<f64>,
 }

@@ -71,8 +71,8 @@ fn rate_in(unit: Unit, name: &str, value: &Quantity) -> Result<f64> {
 
 impl NdrOptions {
     /// The search `p` asks for, or `None` without `--ndr`; any `--ndr-*` option without `--ndr` is an
-    /// error, as are `--rate max`, a low bound not below `--rate`, a loss tolerance outside [0, 1) and a
-    /// resolution that is not a positive rate or share.
+    /// error, as are `--rate max`, a low bound not below `--rate`, a loss tolerance outside [0, 1) or above
+    /// 0 with `--noise-horizon`, and a resolution that is not a positive rate or share.
     pub fn from_params(p: &Params) -> Result<Option<NdrOptions>> {
         if p.ndr != Some(true) {
             let given = [
@@ -97,6 +97,16 @@ impl NdrOptions {
         let tolerance = p.ndr_loss.unwrap_or(0.0);
         if !(0.0..1.0).contains(&tolerance) {
             bail!("invalid --ndr-loss: {tolerance} is not a fraction in [0, 1); 0 allows no loss, 0.001 allows 0.1 %");
+        }
+        if tolerance > 0.0 && p.noise_horizon.is_some() {
+            // The run packs the horizon's rarest interruption into milliseconds: the packets it drops are a
+            // share of the run's, not of the horizon's trial (sim/src/noise.rs), so no share of them means
+            // what it would in that trial. Any drop failing a trial (RFC 2544) means the same in both.
+            bail!(
+                "invalid --ndr-loss: with --noise-horizon a trial carries the horizon's longest interruption in a \
+                 run of milliseconds, so a share of the run's packets is not the share a trial that long loses; \
+                 search with --ndr-loss 0 (any drop fails, as in RFC 2544) or without --noise-horizon"
+            );
         }
         let resolution = match p.ndr_resolution.as_ref().map(|r| r.0.trim()) {
             None => Resolution::FractionOfMax(0.01),
@@ -168,6 +178,8 @@ mod tests {
         assert!(error("10G", "ndr_low = \"10G\"").contains("invalid --ndr-low"));
         assert!(error("10G", "ndr_low = \"1Mpps\"").contains("invalid --ndr-low: '1Mpps' is in Mpps"));
         assert!(error("10G", "ndr_loss = 1.0").contains("invalid --ndr-loss"));
+        assert!(error("10G", "ndr_loss = 0.001\nnoise_horizon = \"60s\"").contains("--noise-horizon"));
+        assert!(options("10G", "ndr_loss = 0.0\nnoise_horizon = \"60s\"").is_ok());
         assert!(error("10G", "ndr_loss = -0.1").contains("invalid --ndr-loss"));
         assert!(error("10G", "ndr_resolution = \"0%\"").contains("invalid --ndr-resolution"));
         assert!(error("10G", "ndr_resolution = \"0\"").contains("invalid --ndr-resolution"));
