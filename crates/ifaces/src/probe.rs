@@ -80,6 +80,16 @@ pub trait Probe {
         self.now_ns()
     }
 
+    /// A read that the consumer of a batch makes when its loop reaches an element, reported by the code
+    /// that hands the batch over: an iterator that reads each message's header as the app's loop
+    /// advances (Ensō §5.1: the app walks a batch of messages in place, once). The simulator charges it,
+    /// in report order, just before the agent first touches those lines, and at the end of the step for
+    /// elements never touched, so that a batch is walked once and not twice; elsewhere it is a read now.
+    #[inline(always)]
+    fn read_on_use(&mut self, addr: usize, len: usize) {
+        self.touch(addr, len, Access::Read);
+    }
+
     /// What follows needs the data of the last read reported: the device cannot write a buffer before the
     /// descriptor that points to it has arrived (and its prefetcher did not read it ahead, see
     /// [`crate::desc::DescPrefetch`]). The simulator makes the agent wait for that read; elsewhere this

@@ -19,6 +19,11 @@
 //! - A core's software prefetch fills its lines at once and costs, per line that missed the L1, the fill
 //!   latency divided by the core's fill buffers: the rate at which overlapping fills complete (Little's
 //!   law). A line already in the L1 costs a cycle. NIC memory is uncached and is not prefetched.
+//! - A read reported with `read_on_use` (the header an iterator reads as the app's loop reaches each
+//!   message, Ensō §5.1) waits, in report order, until the core first touches (or prefetches) one of
+//!   its lines, and is charged then, to the phase that reported it, with every earlier one the loop has
+//!   passed; what the step never touches is charged when it ends. So a batch handed over and then
+//!   walked is walked once.
 //! - MMIO writes (doorbells) cross PCIe towards the device; the core does not wait for them. A device's
 //!   answer to one (an Ensō notification) is in host memory a posted-write latency each way later.
 //! - NIC memory (nicmem §4.1, [`Machine::nicmem`]): the NIC reads and writes it without crossing PCIe
@@ -33,6 +38,7 @@ use crate::machine::Machine;
 use crate::memory::Op;
 use ifaces::{Access, Phase, Probe};
 use std::cell::Cell;
+use std::collections::{HashMap, VecDeque};
 
 /// Who is reporting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +64,12 @@ pub struct SimProbe<'m> {
     dma_wait: u64,
     /// Time spent in `depend`, ps.
     stall: u64,
+    /// Reads reported with `read_on_use` and not charged yet, oldest first; the first has number
+    /// `pending_first`.
+    pending: VecDeque<(usize, usize, Phase)>,
+    pending_first: u64,
+    /// The number of the latest pending read of each line.
+    pending_lines: HashMap<u64, u64>,
 }
 
 /// What a step cost, once the probe is finished.
@@ -88,6 +100,9 @@ impl<'m> SimProbe<'m> {
             doorbell_at: None,
             dma_wait: 0,
             stall: 0,
+            pending: VecDeque::new(),
+            pending_first: 0,
+            pending_lines: HashMap::new(),
         }
     }
 
@@ -102,8 +117,9 @@ impl<'m> SimProbe<'m> {
         self.now
     }
 
-    /// End the step.
-    pub fn finish(self) -> Step {
+    /// End the step (charging the `read_on_use` reads nothing touched).
+    pub fn finish(mut self) -> Step {
+        self.charge_pending(u64::MAX);
         Step { end: self.now, phase_ps: self.phase_ps, doorbell_at: self.doorbell_at, stall: self.stall }
     }
 
@@ -129,8 +145,54 @@ impl<'m> SimProbe<'m> {
         }
     }
 
+    /// Charge the pending `read_on_use` reads up to number `last`, in order, each to its own phase.
+    fn charge_pending(&mut self, last: u64) {
+        let Agent::Core(core) = self.agent else { return };
+        while self.pending_first <= last {
+            let Some((addr, len, phase)) = self.pending.pop_front() else { break };
+            let n = self.pending_first;
+            self.pending_first += 1;
+            self.m.addr.runs(addr, len, |first, lines| {
+                for line in first..first + lines {
+                    if self.pending_lines.get(&line) == Some(&n) {
+                        self.pending_lines.remove(&line);
+                    }
+                }
+            });
+            let was = std::mem::replace(&mut self.phase, phase);
+            self.core_access(usize::from(core), addr, len, Access::Read);
+            self.phase = was;
+        }
+    }
+
+    /// The core's loop reaches these bytes: charge the pending `read_on_use` reads up to the latest one
+    /// of their lines.
+    #[inline]
+    fn reach(&mut self, addr: usize, len: usize) {
+        if self.pending.is_empty() {
+            return;
+        }
+        let mut last = None;
+        let lines = &self.pending_lines;
+        self.m.addr.runs(addr, len, |first, n| {
+            for line in first..first + n {
+                last = last.max(lines.get(&line).copied());
+            }
+        });
+        if let Some(last) = last {
+            self.charge_pending(last);
+        }
+    }
+
+    /// A core's touch, once its loop has reached the bytes.
     #[inline]
     fn core_touch(&mut self, core: usize, addr: usize, len: usize, access: Access) {
+        self.reach(addr, len);
+        self.core_access(core, addr, len, access)
+    }
+
+    #[inline]
+    fn core_access(&mut self, core: usize, addr: usize, len: usize, access: Access) {
         if self.m.nicmem.contains(&addr) {
             return self.core_nicmem(len, access);
         }
@@ -210,6 +272,20 @@ impl Probe for SimProbe<'_> {
         }
     }
 
+    fn read_on_use(&mut self, addr: usize, len: usize) {
+        if self.agent == Agent::Nic || self.m.nicmem.contains(&addr) {
+            return self.touch(addr, len, Access::Read);
+        }
+        let n = self.pending_first + self.pending.len() as u64;
+        let lines = &mut self.pending_lines;
+        self.m.addr.runs(addr, len, |first, k| {
+            for line in first..first + k {
+                lines.insert(line, n);
+            }
+        });
+        self.pending.push_back((addr, len, self.phase));
+    }
+
     #[inline]
     fn work(&mut self, cycles: u32) {
         if let Agent::Core(_) = self.agent {
@@ -223,6 +299,7 @@ impl Probe for SimProbe<'_> {
         if self.m.nicmem.contains(&addr) {
             return;
         }
+        self.reach(addr, len);
         let (mem, now, cycle, fb) = (&mut self.m.mem, self.now, self.m.cycle_ps, self.m.fill_buffers);
         let l1 = mem.l1_latency_ps();
         let mut cost = 0;
@@ -323,5 +400,33 @@ mod tests {
         let cyc = |ps: u64| (ps as f64 / m.cycle_ps_f).round() as u64;
         assert_eq!(cyc(own), 4 + 18);
         assert_eq!(cyc(other), 105 + 18);
+    }
+
+    #[test]
+    fn reads_on_use_are_charged_in_order_when_the_loop_reaches_them() {
+        let mut p = Profile::r640_silver4216();
+        p.cpu.hw_prefetch = false;
+        let mut m = Machine::new(&p, 1, (0, 0));
+        let cell = Cell::new(0);
+        // Three 64-byte messages, each a line of its own.
+        let (a, b, c) = (0x10_0000usize, 0x10_0040, 0x10_0080);
+        let mut s = SimProbe::new(&mut m, Agent::Core(0), 0, &cell);
+        for h in [a, b, c] {
+            s.read_on_use(h, 64);
+        }
+        assert_eq!(s.now_ps(), 0, "handing the batch over costs nothing yet");
+        s.phase(Phase::App);
+        // The app's loop reaches b: a's and b's headers are read first, then b's byte 63 is written.
+        s.touch(b + 63, 1, Access::Write);
+        let at_b = s.now_ps();
+        assert!(at_b > 0);
+        // c is never touched: its header read is charged when the step ends.
+        let step = s.finish();
+        assert!(step.end > at_b);
+        // Each header missed the L1 once; the write found b's line there.
+        assert_eq!(m.mem.stats.l1, (1, 3));
+        // The header reads are the receive path's, the write the app's (an L1 hit, a cycle).
+        assert_eq!(step.phase_ps[Phase::App as usize], m.cycle_ps);
+        assert_eq!(step.phase_ps[Phase::Rx as usize], step.end - m.cycle_ps);
     }
 }

@@ -255,13 +255,15 @@ impl PipeSw {
     }
 
     /// Read the next notified message: `(position, frame length, extent)`, advancing the read position.
+    /// Its header is read as the app's loop reaches the message ([`Probe::read_on_use`]): Ensō's apps walk
+    /// a batch in place once, the iterator reading each length as it goes (`software/examples/echo.cpp`).
     #[inline]
     pub fn next_message<P: Probe>(&mut self, p: &mut P) -> Option<(u64, usize, u64)> {
         if self.read == self.known {
             return None;
         }
         let pos = self.read;
-        p.touch(self.shared.addr(pos), MSG_HDR, Access::Read);
+        p.read_on_use(self.shared.addr(pos), MSG_HDR);
         // SAFETY: `pos < known <= Tail_NIC`: the NIC wrote the header before the Release that published
         // the tail a notification carried (acquired by the notification buffer or by `update`), and it
         // does not write below Tail_NIC until Head_SW passes it.
