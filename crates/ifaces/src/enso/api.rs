@@ -4,7 +4,7 @@
 //! mirror; [`Chunk::packets`] walks the messages in place. This is what a streaming app (a log monitor)
 //! uses directly; the burst adapter (`driver.rs`) builds packets on the same calls.
 
-use super::notif::{Notice, RxNotifSw, TxNotifSw};
+use super::notif::{RxNotifSw, TxNotifSw};
 use super::pipe::{MSG_HDR, PipeSw, TxPipeSw, parse_header};
 use super::{EnsoConfig, NotifyMode};
 use crate::probe::Probe;
@@ -41,15 +41,13 @@ impl Device {
     /// notification for the next pipe, so it is ready when this one is consumed.
     #[inline]
     pub fn next_rx_pipe_to_recv<P: Probe>(&mut self, p: &mut P) -> Option<usize> {
-        let (pipe, tail) = match self.notif.next(p)? {
-            Notice::Ring((pipe, tail)) => (pipe as usize, tail),
-            Notice::Answer(pipe) => (pipe as usize, self.pipes[pipe as usize].nic_tail()),
-        };
+        let (pipe, tail) = self.notif.next(p)?;
+        let pipe = pipe as usize;
         self.pipes[pipe].notified(tail);
         if self.opts.prefetch {
             self.next_prefetch = (pipe + 1) % self.pipes.len();
-            if self.pipes[self.next_prefetch].prefetch(p) {
-                self.notif.answer(self.next_prefetch as u32, p.answer_ns());
+            if let Some(tail) = self.pipes[self.next_prefetch].prefetch(p) {
+                self.notif.answer((self.next_prefetch as u32, tail), p.answer_ns());
             }
         }
         Some(pipe)
@@ -91,8 +89,8 @@ impl Device {
     #[inline]
     pub(super) fn free_to<P: Probe>(&mut self, p: &mut P, pipe: usize, head: u64) {
         let reactive = self.opts.notify == NotifyMode::Reactive;
-        if self.pipes[pipe].free_to(p, head, reactive) {
-            self.notif.answer(pipe as u32, p.answer_ns());
+        if let Some(tail) = self.pipes[pipe].free_to(p, head, reactive) {
+            self.notif.answer((pipe as u32, tail), p.answer_ns());
         }
     }
 

@@ -13,17 +13,14 @@ use crate::ringsize::RingSize;
 /// notification). Returns the messages read.
 fn consume(sw: &mut PipeSw, notif: &mut super::notif::RxNotifSw, p: &mut CountingProbe) -> usize {
     let mut read = 0;
-    while let Some(n) = notif.next(p) {
-        sw.notified(match n {
-            super::notif::Notice::Ring((_, tail)) => tail,
-            super::notif::Notice::Answer(_) => sw.nic_tail(),
-        });
+    while let Some((_, tail)) = notif.next(p) {
+        sw.notified(tail);
         while sw.next_message(p).is_some() {
             read += 1;
         }
         let (_, to, _) = sw.positions();
-        if sw.free_to(p, to, true) {
-            notif.answer(0, 0);
+        if let Some(tail) = sw.free_to(p, to, true) {
+            notif.answer((0, tail), 0);
         }
         notif.ring_doorbell(p);
     }

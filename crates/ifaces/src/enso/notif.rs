@@ -6,7 +6,8 @@
 //! Notifications the NIC sends in answer to a Head_SW update or a prefetch request (§4.2) are decided where
 //! the MMIO write happens (see `pipe.rs`) and queued on software's side of the buffer until the answer
 //! can have arrived ([`crate::probe::Probe::answer_ns`]): the write's trip to the NIC and the
-//! notification's DMA back. The tail they carry is the pipe's when software takes them.
+//! notification's DMA back. The tail they carry is Tail_NIC as the decision read it: the NIC writes the
+//! answer a posted write before software can take it, so bytes landing meanwhile wait for the next one.
 //!
 //! TX (§4.1.1): software enqueues a notification per chunk to send and advances NotificationTail_SW; the NIC
 //! overwrites each notification with a completion once it sent the chunk, flipping its flag.
@@ -54,39 +55,29 @@ impl RxNotifNic {
 #[derive(Debug)]
 pub struct RxNotifSw {
     ring: CqConsumer,
-    /// Answers on their way: the pipe, and when the answer is in host memory (ns).
-    answered: VecDeque<(u32, u64)>,
+    /// Answers on their way: the notification, and when it is in host memory (ns).
+    answered: VecDeque<(Notification, u64)>,
     consumed: u64,
 }
 
-/// What [`RxNotifSw::next`] found: a notification from the ring, with its tail, or the NIC's answer to
-/// an update or prefetch of a pipe, which carries the pipe's tail as of now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Notice {
-    /// A notification of the ring.
-    Ring(Notification),
-    /// An answer for this pipe.
-    Answer(u32),
-}
-
 impl RxNotifSw {
-    /// The NIC will answer an MMIO write of this thread (an update or a prefetch) about `pipe`; the
-    /// answer is in host memory at `at_ns`.
+    /// The NIC will answer an MMIO write of this thread (an update or a prefetch) with notification
+    /// `n`, in host memory at `at_ns`.
     #[inline]
-    pub fn answer(&mut self, pipe: u32, at_ns: u64) {
-        self.answered.push_back((pipe, at_ns));
+    pub fn answer(&mut self, n: Notification, at_ns: u64) {
+        self.answered.push_back((n, at_ns));
     }
 
     /// The next notification: an answer that has arrived first (they are the most recent news), then
     /// the ring's.
     #[inline]
-    pub fn next<P: Probe>(&mut self, p: &mut P) -> Option<Notice> {
+    pub fn next<P: Probe>(&mut self, p: &mut P) -> Option<Notification> {
         let n = match self.answered.front() {
-            Some(&(pipe, at)) if at <= p.now_ns() => {
+            Some(&(n, at)) if at <= p.now_ns() => {
                 self.answered.pop_front();
-                Notice::Answer(pipe)
+                n
             }
-            _ => self.ring.poll_full(p).map(|[pipe, tail, _]| Notice::Ring((pipe as u32, tail)))?,
+            _ => self.ring.poll_full(p).map(|[pipe, tail, _]| (pipe as u32, tail))?,
         };
         self.consumed += 1;
         Some(n)

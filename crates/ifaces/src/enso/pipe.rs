@@ -309,17 +309,17 @@ impl PipeSw {
     }
 
     /// Free bytes up to `head` (`Free`, an MMIO write of Head_SW) and run the NIC's `onRxUpdate`
-    /// (Figure 5) when `reactive`: true if it sends a notification (which software learns of when it
-    /// arrives, [`super::notif::RxNotifSw::answer`]).
+    /// (Figure 5) when `reactive`: the tail of the notification it sends, if it sends one (which
+    /// software learns of when it arrives, [`super::notif::RxNotifSw::answer`]).
     #[inline]
-    pub fn free_to<P: Probe>(&mut self, p: &mut P, head: u64, reactive: bool) -> bool {
+    pub fn free_to<P: Probe>(&mut self, p: &mut P, head: u64, reactive: bool) -> Option<u64> {
         assert!(self.head <= head && head <= self.read, "freeing bytes not read");
         self.head = head;
         p.mmio_write(&self.shared.head as *const Line as usize, 8);
         // Release: software's reads of the freed bytes happen before the NIC, acquiring Head_SW, reuses them.
         self.shared.head.0.store(head, Ordering::Release);
         if !reactive {
-            return false;
+            return None;
         }
         let state = &self.shared.state.0;
         // Acquire: a Tail_NIC read here comes with the bytes the NIC wrote before publishing it.
@@ -328,26 +328,27 @@ impl PipeSw {
             let tail = s >> 1;
             if tail != head {
                 // Head_SW != Tail_NIC: software is unaware of some data; notify it (status stays 1).
-                return true;
+                return Some(tail);
             }
             // Empty: reset the status bit, unless the NIC advanced the tail meanwhile (then retry and
             // notify); the arrival that follows a successful reset sees status 0 and notifies itself.
             match state.compare_exchange_weak(s, tail << 1, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return false,
+                Ok(_) => return None,
                 Err(now) => s = now,
             }
         }
     }
 
-    /// Notification prefetching (§4.2): ask the NIC for Tail_NIC; true if it has news, which software
-    /// learns of when the answer arrives.
+    /// Notification prefetching (§4.2): ask the NIC for Tail_NIC; the tail its answer carries if it has
+    /// news, which software learns of when the answer arrives.
     #[inline]
-    pub fn prefetch<P: Probe>(&mut self, p: &mut P) -> bool {
+    pub fn prefetch<P: Probe>(&mut self, p: &mut P) -> Option<u64> {
         p.mmio_write(&self.shared.state as *const Line as usize, 8);
-        self.nic_tail() > self.known
+        let tail = self.nic_tail();
+        (tail > self.known).then_some(tail)
     }
 
-    /// Tail_NIC as the NIC's answer carries it.
+    /// Tail_NIC, as the NIC's answers carry it.
     #[inline]
     pub fn nic_tail(&self) -> u64 {
         // Acquire: the bytes the NIC wrote before publishing the tail come with it.
@@ -435,13 +436,17 @@ mod tests {
         assert_eq!((pos, len, extent), (0, 100, 128));
         assert!(sw.next_message(p).is_none(), "only the first message was notified");
         // Freeing the first message: Head_SW != Tail_NIC, so the update handler notifies, with the tail
-        // the pipe has when the answer is taken.
-        assert!(sw.free_to(p, 128, true));
+        // it read; a message landing before the answer is taken waits for the next notification.
+        let answer = sw.free_to(p, 128, true);
+        assert_eq!(answer, Some(256));
         assert!(sw.next_message(p).is_none(), "the answer has not been taken yet");
-        sw.notified(sw.nic_tail());
-        assert_eq!(sw.nic_tail(), 256);
+        nic.arrive(p, &frame, f).unwrap();
+        sw.notified(answer.unwrap());
         while sw.next_message(p).is_some() {}
-        assert!(!sw.free_to(p, 256, true), "empty: status reset, no notification");
+        assert_eq!(sw.free_to(p, 256, true), Some(384), "the third message makes the update notify");
+        sw.notified(384);
+        while sw.next_message(p).is_some() {}
+        assert_eq!(sw.free_to(p, 384, true), None, "empty: status reset, no notification");
         // Fill until full, then drain.
         let mut last = nic.tail();
         let full = loop {
@@ -450,10 +455,10 @@ mod tests {
                 Err(e) => break e,
             }
         };
-        assert_eq!((full, last - 256), (DropReason::PipeFull, size));
+        assert_eq!((full, last - 384), (DropReason::PipeFull, size));
         sw.notified(last);
         while sw.next_message(p).is_some() {}
-        assert!(!sw.free_to(p, last, true));
+        assert_eq!(sw.free_to(p, last, true), None);
         // Step one quantum at a time to 64 B before the end; then a 200-byte frame crosses the wrap-around.
         while nic.tail() % size != size - 64 {
             let t = nic.arrive(p, &[1u8; 60], f).unwrap().tail;
