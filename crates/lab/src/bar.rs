@@ -30,9 +30,10 @@ fn seconds(s: f64) -> String {
 }
 
 /// Run the point of resolved parameters `p` as [`point::run`] does, with a bar over its virtual time
-/// (simulation) or wall-clock seconds (live). A no-drop-rate search, which runs many times, has none.
+/// (simulation) or wall-clock seconds (live). A no-drop-rate search and `--trials`, which run many
+/// times, have none.
 pub fn run_point(p: &Params) -> Result<Outcome> {
-    if NdrOptions::from_params(p)?.is_some() {
+    if NdrOptions::from_params(p)?.is_some() || p.trials.is_some_and(|n| n != 1) {
         return point::run(p);
     }
     let cfg = point::build(p)?;

@@ -25,4 +25,5 @@ pub mod space;
 pub mod sweep;
 pub mod trace;
 pub mod traffic_args;
+pub mod trials;
 pub mod vs_sim;

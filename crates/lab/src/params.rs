@@ -300,6 +300,13 @@ pub struct Params {
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stall: Option<Quantity>,
+    /// Run the point this many times, the simulator's seed stepping up from --sim-seed, and report what
+    /// the papers report, trimmed means: each number the mean of the runs without the lowest and the
+    /// highest (from three runs on; shRing §5, rxBisect §6 and nicmem §6 take ten), with every run's
+    /// headline numbers under `trials` [default: 1].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trials: Option<u32>,
     /// Search the no-drop rate (RFC 2544): run the point once per tried rate between --ndr-low and
     /// --rate (the high bound), changing nothing else, and report the highest rate whose trial lost at
     /// most --ndr-loss of its packets [default: false].

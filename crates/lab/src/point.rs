@@ -309,8 +309,14 @@ pub fn report_observed(cfg: &Config, progress: &AtomicU64) -> Result<Report> {
     })
 }
 
-/// Run the point of resolved parameters: once, or with `--ndr` as a no-drop-rate search.
+/// Run the point of resolved parameters: once, with `--ndr` as a no-drop-rate search, and with
+/// `--trials N` N times reported as trimmed means ([`crate::trials`]).
 pub fn run(p: &Params) -> Result<Outcome> {
+    match p.trials {
+        Some(0) => bail!("invalid --trials: 0 runs; give 1 or more"),
+        Some(n) if n > 1 => return crate::trials::run(p, n),
+        _ => {}
+    }
     match NdrOptions::from_params(p)? {
         Some(opts) => ndr::run(p, &opts),
         None => report(&build(p)?)?.outcome(),

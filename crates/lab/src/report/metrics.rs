@@ -216,6 +216,14 @@ pub const METRICS: &[Metric] = &[
     m("ndr.converged", "No-drop rate search converged", "NDR converged", Text, false),
     m("ndr.trial_count", "No-drop rate trials", "NDR trials", Count, false),
     m("ndr.trials.**", "No-drop rate trial", "NDR trial", Number, false),
+    // Repeated runs (`--trials`): every other column is their trimmed mean.
+    m("trials.n", "Runs", "runs", Count, false),
+    m("trials.trimmed", "Trimmed mean of the runs", "trimmed", Text, false),
+    m("trials.shown_seed", "Seed of the median run", "median seed", Count, false),
+    m("trials.runs.*.seed", "Seed of run {}", "seed {}", Count, false),
+    m("trials.runs.*.gbps_wire", "Throughput of run {}", "Gbps {}", Gbps, false),
+    m("trials.runs.*.latency_mean", "Mean latency of run {}", "mean {}", Ns, true),
+    m("trials.runs.*.ring_occupancy", "Ring occupancy of run {}", "occ {}", Share, false),
 ];
 
 /// Sweep parameters that figures put on axes or in legends (the others fall back to their key).
@@ -428,13 +436,15 @@ mod tests {
         assert_eq!(lookup("latency.mean").axis_title("µs"), "Mean latency (µs)");
     }
 
-    /// Every column a sim run (shRing, with its device metrics), a sim no-drop-rate search and a live run
-    /// report, taken from their flattened JSON as results.csv takes them, has a registry entry.
+    /// Every column a sim run (shRing, with its device metrics), a sim no-drop-rate search, repeated sim
+    /// runs (`trials`) and a live run report, taken from their flattened JSON as results.csv takes them,
+    /// has a registry entry.
     #[test]
     fn every_column_a_run_reports_has_an_entry() {
         let runs = [
             "engine = 'sim'\niface = 'shring'\nshare = 2\napp = 'nat'\ncores = 2\nrate = '2Mpps'\nduration = '60us'\nwarmup = '20us'",
             "engine = 'sim'\niface = 'corec'\napp = 'l3fwd'\ncores = 2\nrate = '2Mpps'\nduration = '40us'\nwarmup = '10us'\nndr = true",
+            "engine = 'sim'\napp = 'echo'\ncores = 2\nrate = '2Mpps'\nduration = '20us'\nwarmup = '10us'\ntrials = 3",
             "engine = 'live'\niface = 'privring'\napp = 'echo'\ncores = 1\nrate = '200Kpps'\nduration = '20ms'",
         ];
         let mut missing = std::collections::BTreeSet::new();
