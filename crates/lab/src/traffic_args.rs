@@ -87,6 +87,9 @@ impl TrafficArgs {
             train: self.train.as_deref().map(parse_train).transpose().context("--train")?,
             steering,
             payload: Payload::Stamp,
+            // The simulator puts its NIC's table in (`nic.reta_entries`); traces and the live engine's
+            // software NIC use the specification's.
+            reta: wire::reta::RETA_SIZE,
         })
     }
 }

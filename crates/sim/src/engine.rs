@@ -49,7 +49,7 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use traffic::{FrameBuf, Generator};
+use traffic::{FrameBuf, GenConfig, Generator};
 use wire::frame::{FCS_LEN, wire_bits};
 use wire::{IndirectionTable, PacketView, Stamp};
 
@@ -211,8 +211,11 @@ pub fn run_design<D: Design, A: App>(
         app.bind_nicmem(device.nicmem())?;
     }
     let ctxs: Vec<CoreCtx> = (0..cores).map(|i| CoreCtx::new(i as u16, iface.cache, &pool)).collect();
-    let mut source = Generator::new(&cfg.traffic).map_err(SimError::Traffic)?;
-    let reta = IndirectionTable::round_robin(cores).map_err(|message| SimError::Config { option: "cores", message })?;
+    // The NIC's indirection table, which the generator's steering relies on too.
+    let entries = profile.nic.reta_entries;
+    let mut source = Generator::new(&GenConfig { reta: entries, ..cfg.traffic.clone() }).map_err(SimError::Traffic)?;
+    let reta = IndirectionTable::round_robin_sized(cores, entries)
+        .map_err(|message| SimError::Config { option: "cores", message })?;
     if cfg.warm_tables {
         // The papers measure after 10 s of warm-up traffic (nicmem artifact, fig9/run_test.sh): each core
         // has seen every flow RSS steers to it.

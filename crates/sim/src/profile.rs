@@ -210,6 +210,9 @@ pub struct NicParams {
     /// CQE compression enabled (ConnectX only; `--cqe-compress` overrides): completions that would wait
     /// for PCIe are merged into mini-CQE arrays ([`ifaces::cqring`]).
     pub cqe_compression: bool,
+    /// Entries of the RSS indirection table the NIC's driver fills round-robin (a power of two): with a
+    /// queue count that does not divide it, some queues get one entry more ([`wire::IndirectionTable`]).
+    pub reta_entries: usize,
 }
 
 impl NicParams {
@@ -509,6 +512,12 @@ const R640_SOURCES: &[Source] = &[
         "DPDK mlx5 guide, rxq_cqe_comp_en: enabled by default; the NIC compresses when it detects PCI back \
          pressure (DPDK commit \"net/mlx5: handle Rx CQE compression\"). nicmem's artifact turns it off",
     ),
+    (
+        "nic.reta_entries",
+        "DPDK mlx5 (`mlx5_dev_configure_rss_reta`): a queue count that is not a power of two gets the device's \
+         largest table, `ind_table_max_size`, which the PMD caps at 512 (`ETH_RSS_RETA_SIZE_512`), filled \
+         round-robin; a power of two gets one entry per queue, which steers as 512 round-robin entries do",
+    ),
 ];
 
 /// Sources of [`Profile::i9_9960x_enso`]'s own values.
@@ -537,6 +546,11 @@ const I9_SOURCES: &[Source] = &[
          its format",
     ),
     ("nic.cqe_compression", "Intel NICs have no CQE compression"),
+    (
+        "nic.reta_entries",
+        "Ensō's runs take 1 to 4 cores, which every power-of-two table steers alike; the Microsoft RSS \
+         specification's 128 entries stand in",
+    ),
 ];
 
 /// Sources of [`Profile::silver4110_xl710`]'s own values.
@@ -566,6 +580,11 @@ const SILVER4110_SOURCES: &[Source] = &[
          16-byte only at build time)",
     ),
     ("nic.cqe_compression", "Intel NICs have no CQE compression"),
+    (
+        "nic.reta_entries",
+        "DPDK i40e fills the PF's whole lookup table round-robin (`i40e_pf_config_rss`, \
+         `rss_table_size`): 512 entries on the XL710 (128 PFQF_HLUT registers of 4 entries)",
+    ),
 ];
 
 impl Profile {
@@ -616,6 +635,7 @@ impl Profile {
                 software: false,
                 cqe_bytes: 64,
                 cqe_compression: true,
+                reta_entries: 512,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
@@ -640,6 +660,7 @@ impl Profile {
                 software: false,
                 cqe_bytes: 32,
                 cqe_compression: false,
+                reta_entries: 128,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
@@ -664,6 +685,7 @@ impl Profile {
                 software: false,
                 cqe_bytes: 32,
                 cqe_compression: false,
+                reta_entries: 512,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),

@@ -12,6 +12,7 @@ use crate::units::Rate;
 use serde::Deserialize;
 use wire::L4Proto;
 use wire::frame::{MAX_FRAME, MIN_FRAME};
+use wire::reta::RETA_SIZE;
 
 /// Most flows one generator holds (templates and hashes are kept per flow).
 pub const MAX_FLOWS: usize = 1 << 22;
@@ -65,6 +66,9 @@ pub struct GenConfig {
     pub steering: Steering,
     /// Payload: `"stamp"` or `{ kvs = { keys, key_len, value_len, get_ratio, zipf } }`.
     pub payload: Payload,
+    /// Entries of the receiving NIC's RSS indirection table, filled round-robin, on which steering and
+    /// KVS partitions rely to reach their queues (a power of two) [default: 128].
+    pub reta: usize,
 }
 
 impl Default for GenConfig {
@@ -81,6 +85,7 @@ impl Default for GenConfig {
             train: None,
             steering: Steering::None,
             payload: Payload::Stamp,
+            reta: RETA_SIZE,
         }
     }
 }
@@ -144,7 +149,10 @@ impl GenConfig {
         if let Payload::Kvs(c) = &self.payload {
             c.check()?;
         }
-        self.steering.validate(self.flows)
+        if !self.reta.is_power_of_two() {
+            return Err(format!("the indirection table has a power-of-two number of entries, not {}", self.reta));
+        }
+        self.steering.validate(self.flows, self.reta)
     }
 }
 

@@ -149,9 +149,9 @@ pub struct Candidates<'a, R> {
 
 impl<'a, R: Rng> Candidates<'a, R> {
     /// Candidates for `queues` queues under the default RSS setup (Microsoft key, addresses and ports,
-    /// round-robin indirection table).
-    pub fn new(rng: &'a mut R, ip: IpVersion, proto: L4Proto, queues: usize) -> Result<Self, String> {
-        let reta = IndirectionTable::round_robin(queues)?;
+    /// a round-robin indirection table of `entries` entries).
+    pub fn new(rng: &'a mut R, ip: IpVersion, proto: L4Proto, queues: usize, entries: usize) -> Result<Self, String> {
+        let reta = IndirectionTable::round_robin_sized(queues, entries)?;
         Ok(Candidates { rng, seen: HashSet::new(), ip, proto, toeplitz: Toeplitz::new(Default::default()), reta })
     }
 
@@ -202,7 +202,7 @@ mod tests {
     #[test]
     fn candidates_are_distinct_and_hashed() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-        let mut c = Candidates::new(&mut rng, IpVersion::V6, L4Proto::Tcp, 4).unwrap();
+        let mut c = Candidates::new(&mut rng, IpVersion::V6, L4Proto::Tcp, 4, wire::reta::RETA_SIZE).unwrap();
         let flows: Vec<_> = (0..1000).map(|_| c.draw()).collect();
         let set: HashSet<_> = flows.iter().map(|f| f.tuple).collect();
         assert_eq!(set.len(), 1000);

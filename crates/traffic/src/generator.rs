@@ -84,7 +84,7 @@ impl Generator {
     pub fn new(cfg: &GenConfig) -> Result<Generator, GenError> {
         cfg.validate()?;
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-        let sel = cfg.steering.select(&mut rng, cfg.flows, cfg.ip, cfg.proto)?;
+        let sel = cfg.steering.select(&mut rng, cfg.flows, cfg.ip, cfg.proto, cfg.reta)?;
         let templates = sel
             .flows
             .iter()
@@ -110,7 +110,7 @@ impl Generator {
             Payload::Kvs(c) => Some(Client::new(c.clone(), rng.random()).map_err(GenError::Config)?),
         };
         let by_partition = match &cfg.payload {
-            Payload::Kvs(c) if c.partitions > 1 => flows_by_queue(&sel.flows, c.partitions)?,
+            Payload::Kvs(c) if c.partitions > 1 => flows_by_queue(&sel.flows, c.partitions, cfg.reta)?,
             _ => Vec::new(),
         };
         let max_len = match &cfg.payload {
@@ -328,10 +328,10 @@ impl FrameBuf {
     }
 }
 
-/// The flows the round-robin indirection table of `partitions` queues steers to each queue: where a KVS
-/// request for a partition must go. Every partition needs at least one flow.
-fn flows_by_queue(flows: &FlowSet, partitions: usize) -> Result<Vec<Vec<u32>>, GenError> {
-    let reta = IndirectionTable::round_robin(partitions).map_err(GenError::Config)?;
+/// The flows the round-robin indirection table of `partitions` queues and `entries` entries steers to each
+/// queue: where a KVS request for a partition must go. Every partition needs at least one flow.
+fn flows_by_queue(flows: &FlowSet, partitions: usize, entries: usize) -> Result<Vec<Vec<u32>>, GenError> {
+    let reta = IndirectionTable::round_robin_sized(partitions, entries).map_err(GenError::Config)?;
     let mut by = vec![Vec::new(); partitions];
     for (i, f) in flows.iter().enumerate() {
         by[usize::from(reta.queue(f.hash))].push(i as u32);

@@ -14,7 +14,6 @@ use crate::flows::{Candidates, FlowInfo, FlowSet, IpVersion};
 use rand::Rng;
 use serde::Deserialize;
 use wire::L4Proto;
-use wire::reta::RETA_SIZE;
 
 /// How flows are placed on queues.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
@@ -75,13 +74,13 @@ pub struct Selection {
 }
 
 impl Steering {
-    /// Check the parameters against the number of flows.
-    pub fn validate(&self, flows: usize) -> Result<(), String> {
+    /// Check the parameters against the number of flows and the indirection table's entries.
+    pub fn validate(&self, flows: usize, reta: usize) -> Result<(), String> {
         let check_queues = |q: usize| {
-            if (1..=RETA_SIZE).contains(&q) {
+            if (1..=reta).contains(&q) {
                 Ok(())
             } else {
-                Err(format!("queues must be 1..={RETA_SIZE} (the indirection table has {RETA_SIZE} entries), got {q}"))
+                Err(format!("queues must be 1..={reta} (the indirection table has {reta} entries), got {q}"))
             }
         };
         match *self {
@@ -128,8 +127,16 @@ impl Steering {
         }
     }
 
-    /// Choose `n` flows (the parameters must have passed [`Steering::validate`]).
-    pub fn select<R: Rng>(&self, rng: &mut R, n: usize, ip: IpVersion, proto: L4Proto) -> Result<Selection, GenError> {
+    /// Choose `n` flows for a NIC whose indirection table has `reta` entries (the parameters must have
+    /// passed [`Steering::validate`]).
+    pub fn select<R: Rng>(
+        &self,
+        rng: &mut R,
+        n: usize,
+        ip: IpVersion,
+        proto: L4Proto,
+        reta: usize,
+    ) -> Result<Selection, GenError> {
         let all = |flows: Vec<FlowInfo>, queues| {
             let members = (0..flows.len() as u32).collect();
             Selection {
@@ -140,11 +147,11 @@ impl Steering {
         };
         match *self {
             Steering::None => {
-                let mut c = Candidates::new(rng, ip, proto, 1).map_err(GenError::Config)?;
+                let mut c = Candidates::new(rng, ip, proto, 1, reta).map_err(GenError::Config)?;
                 Ok(all((0..n).map(|_| c.draw()).collect(), 1))
             }
             Steering::RssEven { queues } => {
-                let per_queue = find(rng, ip, proto, queues, &vec![n / queues; queues])?;
+                let per_queue = find(rng, ip, proto, queues, reta, &vec![n / queues; queues])?;
                 // Interleave queues so that popularity ranks are spread over them too.
                 let flows = (0..n).map(|i| per_queue[i % queues][i / queues]).collect();
                 Ok(all(flows, queues))
@@ -172,7 +179,7 @@ impl Steering {
                 for &q in &order {
                     quota[q] += 1;
                 }
-                let per_queue = find(rng, ip, proto, queues, &quota)?;
+                let per_queue = find(rng, ip, proto, queues, reta, &quota)?;
                 let mut next = vec![0; queues];
                 let flows: Vec<FlowInfo> = order
                     .iter()
@@ -190,17 +197,18 @@ impl Steering {
     }
 }
 
-/// Draw flows until queue `q` has `quota[q]` of them, for every queue.
+/// Draw flows until queue `q` (of a `reta`-entry table) has `quota[q]` of them, for every queue.
 fn find<R: Rng>(
     rng: &mut R,
     ip: IpVersion,
     proto: L4Proto,
     queues: usize,
+    reta: usize,
     quota: &[usize],
 ) -> Result<Vec<Vec<FlowInfo>>, GenError> {
     let wanted: usize = quota.iter().sum();
     let max_draws = 64 * wanted + 100_000;
-    let mut c = Candidates::new(rng, ip, proto, queues).map_err(GenError::Config)?;
+    let mut c = Candidates::new(rng, ip, proto, queues, reta).map_err(GenError::Config)?;
     let mut per_queue: Vec<Vec<FlowInfo>> = quota.iter().map(|&q| Vec::with_capacity(q)).collect();
     let mut found = 0;
     for _ in 0..max_draws {

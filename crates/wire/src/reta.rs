@@ -5,38 +5,49 @@ use std::fmt;
 /// Index of a receive queue (or, for shared designs, of whatever the table steers to).
 pub type QueueId = u16;
 
-/// Entries in the indirection table: 128, as on Intel and Mellanox NICs and in the Microsoft specification.
+/// Entries of the table the Microsoft RSS specification describes, the default where no NIC driver says
+/// otherwise (the live engine's software NIC).
 pub const RETA_SIZE: usize = 128;
 
-/// A 128-entry indirection table. The NIC indexes it with the low 7 bits of the Toeplitz hash.
+/// An indirection table of a power-of-two number of entries, indexed with the hash's low bits. Its size
+/// is the NIC driver's (a machine profile's `nic.reta_entries`): filled round-robin, a table spreads queues
+/// unevenly when their count does not divide it, 14 queues over 128 entries giving two of them 10 entries
+/// and the other twelve 9 (9 % more load on two cores), over 512 entries 37 and 36 (1 %).
 #[derive(Clone, PartialEq, Eq)]
 pub struct IndirectionTable {
-    entries: [QueueId; RETA_SIZE],
+    entries: Box<[QueueId]>,
 }
 
 impl IndirectionTable {
-    /// The drivers' default: entry `i` steers to queue `i mod queues`. `queues` must be at least 1.
+    /// The drivers' default fill of a [`RETA_SIZE`]-entry table: entry `i` steers to queue `i mod queues`.
     pub fn round_robin(queues: usize) -> Result<IndirectionTable, String> {
-        if queues == 0 || queues > usize::from(QueueId::MAX) {
-            return Err(format!("the indirection table needs between 1 and {} queues, got {queues}", QueueId::MAX));
-        }
-        Ok(IndirectionTable { entries: std::array::from_fn(|i| (i % queues) as QueueId) })
+        IndirectionTable::round_robin_sized(queues, RETA_SIZE)
     }
 
-    /// A table from explicit entries (e.g. to weight queues or steer traffic away from one).
-    pub fn from_entries(entries: [QueueId; RETA_SIZE]) -> IndirectionTable {
-        IndirectionTable { entries }
+    /// The drivers' default fill of a table of `entries` entries (a power of two, at least `queues`): entry
+    /// `i` steers to queue `i mod queues`.
+    pub fn round_robin_sized(queues: usize, entries: usize) -> Result<IndirectionTable, String> {
+        if !entries.is_power_of_two() {
+            return Err(format!("an indirection table has a power-of-two number of entries, not {entries}"));
+        }
+        let most = entries.min(usize::from(QueueId::MAX));
+        if queues == 0 || queues > most {
+            return Err(format!(
+                "the indirection table of {entries} entries steers to 1 to {most} queues, not {queues}"
+            ));
+        }
+        Ok(IndirectionTable { entries: (0..entries).map(|i| (i % queues) as QueueId).collect() })
     }
 
     /// The queue for a packet whose RSS hash is `hash`.
     #[inline]
     pub fn queue(&self, hash: u32) -> QueueId {
-        self.entries[hash as usize % RETA_SIZE]
+        self.entries[hash as usize & (self.entries.len() - 1)]
     }
 
-    /// The entries, in index order.
-    pub fn entries(&self) -> &[QueueId; RETA_SIZE] {
-        &self.entries
+    /// Number of entries.
+    pub fn size(&self) -> usize {
+        self.entries.len()
     }
 
     /// Number of distinct queues the table steers to (its largest entry plus one).
@@ -61,7 +72,24 @@ mod tests {
         assert_eq!(t.queue(0), 0);
         assert_eq!(t.queue(4), 1);
         assert_eq!(t.queue(128 + 5), 2);
-        assert_eq!(t.queues(), 3);
+        assert_eq!((t.queues(), t.size()), (3, 128));
         assert!(IndirectionTable::round_robin(0).is_err());
+    }
+
+    #[test]
+    fn a_larger_table_spreads_fourteen_queues_evenly() {
+        let share = |entries| {
+            let t = IndirectionTable::round_robin_sized(14, entries).unwrap();
+            let mut n = [0usize; 14];
+            (0..entries as u32).for_each(|h| n[usize::from(t.queue(h))] += 1);
+            (*n.iter().min().unwrap(), *n.iter().max().unwrap())
+        };
+        assert_eq!(share(128), (9, 10));
+        assert_eq!(share(512), (36, 37));
+        // A power-of-two queue count steers alike in any table.
+        let (a, b) = (IndirectionTable::round_robin(8).unwrap(), IndirectionTable::round_robin_sized(8, 512).unwrap());
+        assert!((0..4096).all(|h| a.queue(h) == b.queue(h)));
+        assert!(IndirectionTable::round_robin_sized(4, 100).is_err());
+        assert!(IndirectionTable::round_robin_sized(200, 128).is_err());
     }
 }
