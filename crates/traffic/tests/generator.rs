@@ -85,6 +85,27 @@ fn zipf_popularity_is_skewed() {
     assert!((f64::from(counts[0]) / f64::from(counts[1]) - 2f64.powf(1.2)).abs() < 0.15);
 }
 
+/// Steering finds its flows through the NIC's table: with 12 queues a 128-entry and a 512-entry table
+/// steer some hashes differently, and every flow of the target lands on queue 5 of the one it was given.
+#[test]
+fn steering_uses_the_nics_indirection_table() {
+    let key = wire::Toeplitz::new(wire::RssKey::MICROSOFT);
+    for entries in [128, 512] {
+        let steering = Steering::Target { queues: 12, queue: 5, percent: 100.0, target_size: None, ports: 1 };
+        let c = GenConfig { flows: 200, steering, reta: entries, ..GenConfig::default() };
+        let g = Generator::new(&c).unwrap();
+        let reta = wire::IndirectionTable::round_robin_sized(12, entries).unwrap();
+        for f in g.flows().iter() {
+            assert_eq!(reta.queue(key.hash_tuple(&f.tuple, wire::RssFields::IpPorts)), 5, "{entries} entries");
+        }
+    }
+    let (small, large) =
+        (wire::IndirectionTable::round_robin(12).unwrap(), wire::IndirectionTable::round_robin_sized(12, 512).unwrap());
+    assert!((0..512).any(|h| small.queue(h) != large.queue(h)));
+    let bad = GenConfig { reta: 100, ..GenConfig::default() };
+    assert!(Generator::new(&bad).unwrap_err().to_string().contains("power-of-two"));
+}
+
 #[test]
 fn target_queue_gets_its_share() {
     for percent in [0.0, 5.0, 30.0, 100.0] {
