@@ -149,9 +149,7 @@ impl GenConfig {
         if let Payload::Kvs(c) = &self.payload {
             c.check()?;
         }
-        if !self.reta.is_power_of_two() {
-            return Err(format!("the indirection table has a power-of-two number of entries, not {}", self.reta));
-        }
+        wire::IndirectionTable::check_entries(self.reta)?;
         self.steering.validate(self.flows, self.reta)
     }
 }

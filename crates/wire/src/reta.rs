@@ -24,12 +24,19 @@ impl IndirectionTable {
         IndirectionTable::round_robin_sized(queues, RETA_SIZE)
     }
 
+    /// Whether a table can have `entries` entries: a power of two, as the hash's low bits index it.
+    pub fn check_entries(entries: usize) -> Result<(), String> {
+        if entries.is_power_of_two() {
+            Ok(())
+        } else {
+            Err(format!("an indirection table has a power-of-two number of entries, not {entries}"))
+        }
+    }
+
     /// The drivers' default fill of a table of `entries` entries (a power of two, at least `queues`): entry
     /// `i` steers to queue `i mod queues`.
     pub fn round_robin_sized(queues: usize, entries: usize) -> Result<IndirectionTable, String> {
-        if !entries.is_power_of_two() {
-            return Err(format!("an indirection table has a power-of-two number of entries, not {entries}"));
-        }
+        IndirectionTable::check_entries(entries)?;
         let most = entries.min(usize::from(QueueId::MAX));
         if queues == 0 || queues > most {
             return Err(format!(
