@@ -120,7 +120,8 @@ pub enum Policy {
     /// the sets uops.info lists for Ice Lake's L3: in every 1024 sets of each slice, those whose index
     /// bits 9..5 equal bits 4..0 with bit 1 clear (sets 0, 33, 132, 165, ...). Assumptions where
     /// nothing is published for these CPUs: the variant's leaders are the rest of that diagonal (bit 1
-    /// set); each slice has its own 10-bit selector, as in \[DIP\], starting at its midpoint, moved by
+    /// set); each slice has its own 10-bit selector, as in \[DIP\], starting where the profile says
+    /// ([`DuelStart`]; its midpoint unless told), moved by
     /// every fill (miss) of a leader set; followers fill as the variant while it is above the midpoint;
     /// the draws come from a fixed pseudo-random stream, so runs stay deterministic.
     QlruAdaptive,
@@ -137,6 +138,48 @@ impl std::str::FromStr for Policy {
             "qlru" => Ok(Policy::Qlru),
             "qlru-adaptive" => Ok(Policy::QlruAdaptive),
             _ => Err(format!("unknown LLC policy '{s}' (known: {})", POLICY_NAMES.join(", "))),
+        }
+    }
+}
+
+/// Where [`Policy::QlruAdaptive`]'s selectors start: which policy its follower sets use before the
+/// leaders' misses have moved them. Which runs tip depends on it (README, "What decides a tip"), and no
+/// measurement of a Skylake-SP L3 gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DuelStart {
+    /// At the M1 end: followers fill as QLRU_H11_M1_R0_U0.
+    M1,
+    /// At the midpoint, set dueling's neutral start (\[DIP\]): followers fill as QLRU_H11_M1_R0_U0 until
+    /// the first M1 leader miss tips their slice's selector over.
+    #[default]
+    Neutral,
+    /// At the MR161 end: followers fill as the thrash-resistant QLRU_H11_MR161_R0_U0.
+    Mr161,
+}
+
+/// The names [`DuelStart::from_str`](std::str::FromStr) accepts, in [`DuelStart`] order.
+pub const DUEL_START_NAMES: &[&str] = &["m1", "neutral", "mr161"];
+
+impl DuelStart {
+    /// The selector value it stands for.
+    fn selector(self) -> u16 {
+        match self {
+            DuelStart::M1 => 0,
+            DuelStart::Neutral => PSEL_MAX / 2,
+            DuelStart::Mr161 => PSEL_MAX,
+        }
+    }
+}
+
+impl std::str::FromStr for DuelStart {
+    type Err = String;
+    fn from_str(s: &str) -> Result<DuelStart, String> {
+        match s {
+            "m1" => Ok(DuelStart::M1),
+            "neutral" => Ok(DuelStart::Neutral),
+            "mr161" => Ok(DuelStart::Mr161),
+            _ => Err(format!("unknown selector start '{s}' (known: {})", DUEL_START_NAMES.join(", "))),
         }
     }
 }
@@ -195,9 +238,9 @@ struct Duel {
 }
 
 impl Duel {
-    /// Selectors at their midpoint.
-    fn new() -> Duel {
-        Duel { psel: [PSEL_MAX / 2; MAX_SLICES], rng: 0x9E37_79B9 }
+    /// Selectors at `start`.
+    fn new(start: DuelStart) -> Duel {
+        Duel { psel: [start.selector(); MAX_SLICES], rng: 0x9E37_79B9 }
     }
 
     /// The age QLRU_H11_MR161_R0_U0 fills at: 1 one time in sixteen, else 3.
@@ -512,7 +555,13 @@ impl<R: Replacement, P: Placement> SetAssoc<R, P> {
         let sets =
             (0..placement.sets()).map(|r| Set::empty(ways, p, placement.slice(r), placement.in_slice(r))).collect();
         let repl = Repl { policy, all: ((1u32 << ways) - 1) as u16, oldest: (ways - 1) as u8 };
-        SetAssoc { index: placement, repl, duel: Box::new(Duel::new()), sets }
+        SetAssoc { index: placement, repl, duel: Box::new(Duel::new(DuelStart::default())), sets }
+    }
+
+    /// Start [`Policy::QlruAdaptive`]'s selectors at `start` (before the first access; other policies
+    /// have none).
+    pub fn start_duel(&mut self, start: DuelStart) {
+        *self.duel = Duel::new(start);
     }
 
     /// Number of ways.
@@ -980,6 +1029,24 @@ mod tests {
         assert!(mr161.0 * 10 > mr161.1 * 7, "{mr161:?}");
         assert!(follow.0 * 10 > follow.1 * 7, "{follow:?}");
         assert!(c.duel.psel[0] > PSEL_MAX - 16, "{}", c.duel.psel[0]);
+    }
+
+    #[test]
+    fn adaptive_qlru_followers_start_where_the_selectors_start() {
+        // Set 1 follows. Before any leader miss: M1's age from the M1 end and the midpoint (the selector
+        // must pass it), mostly MR161's oldest age from the MR161 end.
+        let old_fills = |start| {
+            let mut c = single(1024, 11, Policy::QlruAdaptive);
+            c.start_duel(start);
+            assert_eq!(Role::of(1), Role::Follows);
+            let (duel, sets) = (&mut c.duel, &c.sets);
+            (0..64).filter(|_| duel.fill_age(Policy::QlruAdaptive, &sets[1]) == QLRU_OLD).count()
+        };
+        assert_eq!(old_fills(DuelStart::M1), 0);
+        assert_eq!(old_fills(DuelStart::Neutral), 0);
+        assert!((56..64).contains(&old_fills(DuelStart::Mr161)), "{}", old_fills(DuelStart::Mr161));
+        assert_eq!("mr161".parse::<DuelStart>(), Ok(DuelStart::Mr161));
+        assert!("mid".parse::<DuelStart>().is_err());
     }
 
     #[test]

@@ -94,7 +94,8 @@ impl Memory {
     pub fn new(p: &Profile, cores: usize) -> Memory {
         let c = &p.cpu;
         let ps = |cycles: u32| (f64::from(cycles) * p.ps_per_cycle()) as u64;
-        let llc = SetAssoc::new(c.llc.ways, c.llc_policy, Sliced::new(c.llc.sets(), c.llc_slices.as_ref()));
+        let mut llc = SetAssoc::new(c.llc.ways, c.llc_policy, Sliced::new(c.llc.sets(), c.llc_slices.as_ref()));
+        llc.start_duel(c.llc_duel_start);
         let private = |g: CacheGeom| SetAssoc::new(g.ways, Lru, Modulo::new(g.sets()));
         let ways = c.llc.ways;
         let ddio_mask = (((1u32 << p.ddio_ways) - 1) << (ways - p.ddio_ways)) as u16;

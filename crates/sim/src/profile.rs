@@ -3,7 +3,7 @@
 //! [`REFERENCES`]); none is tuned to a figure. The same types are the schema of profile files
 //! ([`crate::profile_file`]): serde derives them, so a field added here is a field of every file.
 
-use crate::cache::Policy;
+use crate::cache::{DuelStart, Policy};
 use crate::noise::NoiseParams;
 use crate::slices::{SKX_16, SliceHash, XOR_8};
 use serde::{Deserialize, Serialize};
@@ -118,6 +118,10 @@ pub struct CpuParams {
     /// The LLC's replacement policy (the private caches use LRU): `"lru"`, `"qlru"` or
     /// `"qlru-adaptive"`.
     pub llc_policy: Policy,
+    /// Where `"qlru-adaptive"`'s set-dueling selectors start: `"m1"`, `"neutral"` (the midpoint) or
+    /// `"mr161"` ([`DuelStart`]). Absent: `"neutral"`.
+    #[serde(default)]
+    pub llc_duel_start: DuelStart,
     /// Extra cycles of a locked read-modify-write beyond the access itself.
     pub atomic_cycles: u32,
     /// Cycles to move a line that another core holds modified (snoop and transfer).
@@ -340,6 +344,7 @@ fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize, sl
         llc: CacheGeom { size: llc_size, ways: llc_ways, latency_cycles: 60 },
         llc_slices: Some(slices),
         llc_policy: Policy::QlruAdaptive,
+        llc_duel_start: DuelStart::Neutral,
         atomic_cycles: 18,
         transfer_cycles: (50.0 * freq_ghz).round() as u32,
         fill_buffers: 10,
@@ -355,6 +360,11 @@ const SKYLAKE_SOURCES: &[Source] = &[
     (
         "cpu.llc_policy",
         "[AR20] the Skylake-family L3 policy: set dueling between QLRU_H11_M1_R0_U0 and QLRU_H11_MR161_R0_U0",
+    ),
+    (
+        "cpu.llc_duel_start",
+        "no measurement of a Skylake-SP L3's selectors: set dueling's neutral start, the midpoint (Qureshi \
+         et al., ISCA 2007); which runs tip depends on it (README, \"What decides a tip\")",
     ),
     ("cpu.atomic_cycles", "[AGNER] locked RMW about 18 cycles on Skylake"),
     ("cpu.transfer_cycles", "[C2C] about 50 ns core to core, in cycles at this frequency"),

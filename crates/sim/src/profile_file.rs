@@ -323,6 +323,8 @@ mod tests {
         assert_eq!(p.cpu.llc_slices, Profile::r640_silver4216().cpu.llc_slices);
         let p = parse("base = \"r640-silver4216\"\ncpu.llc_slices = \"none\"\n", "f", "x").unwrap();
         assert_eq!(p.cpu.llc_slices, None);
+        let p = parse("base = \"r640-silver4216\"\ncpu.llc_duel_start = \"mr161\"\n", "f", "x").unwrap();
+        assert_eq!(p.cpu.llc_duel_start, crate::cache::DuelStart::Mr161);
     }
 
     #[test]
