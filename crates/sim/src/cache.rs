@@ -133,13 +133,14 @@ pub const POLICY_NAMES: &[&str] = &["lru", "qlru", "qlru-adaptive"];
 impl std::str::FromStr for Policy {
     type Err = String;
     fn from_str(s: &str) -> Result<Policy, String> {
-        match s {
-            "lru" => Ok(Policy::Lru),
-            "qlru" => Ok(Policy::Qlru),
-            "qlru-adaptive" => Ok(Policy::QlruAdaptive),
-            _ => Err(format!("unknown LLC policy '{s}' (known: {})", POLICY_NAMES.join(", "))),
-        }
+        by_name(s, POLICY_NAMES, &[Policy::Lru, Policy::Qlru, Policy::QlruAdaptive], "LLC policy")
     }
+}
+
+/// The value in `values` whose name in `names` (same order) is `s`, or an error listing the names.
+fn by_name<T: Copy>(s: &str, names: &[&str], values: &[T], what: &str) -> Result<T, String> {
+    let known = || format!("unknown {what} '{s}' (known: {})", names.join(", "));
+    names.iter().position(|&n| n == s).map(|i| values[i]).ok_or_else(known)
 }
 
 /// Where [`Policy::QlruAdaptive`]'s selectors start: which policy its follower sets use before the
@@ -175,12 +176,7 @@ impl DuelStart {
 impl std::str::FromStr for DuelStart {
     type Err = String;
     fn from_str(s: &str) -> Result<DuelStart, String> {
-        match s {
-            "m1" => Ok(DuelStart::M1),
-            "neutral" => Ok(DuelStart::Neutral),
-            "mr161" => Ok(DuelStart::Mr161),
-            _ => Err(format!("unknown selector start '{s}' (known: {})", DUEL_START_NAMES.join(", "))),
-        }
+        by_name(s, DUEL_START_NAMES, &[DuelStart::M1, DuelStart::Neutral, DuelStart::Mr161], "selector start")
     }
 }
 
