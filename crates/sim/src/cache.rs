@@ -197,6 +197,12 @@ const QLRU_FILL: u8 = 1;
 /// The largest value of a set-dueling selector (10 bits, \[DIP\]).
 const PSEL_MAX: u16 = 1023;
 
+/// Whether a slice's followers fill as QLRU_H11_MR161_R0_U0 at selector value `psel`: above the midpoint.
+#[inline(always)]
+fn follows_mr161(psel: u16) -> bool {
+    psel > PSEL_MAX / 2
+}
+
 /// A set's part in set dueling ([`Policy::QlruAdaptive`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
@@ -262,7 +268,7 @@ impl Duel {
                 *psel = psel.saturating_sub(1);
                 self.mr161()
             }
-            Role::Follows if *psel > PSEL_MAX / 2 => self.mr161(),
+            Role::Follows if follows_mr161(*psel) => self.mr161(),
             Role::Follows => QLRU_FILL,
         }
     }
@@ -558,6 +564,16 @@ impl<R: Replacement, P: Placement> SetAssoc<R, P> {
     /// have none).
     pub fn start_duel(&mut self, start: DuelStart) {
         *self.duel = Duel::new(start);
+    }
+
+    /// The share of [`Policy::QlruAdaptive`]'s slices whose followers now fill as the thrash-resistant
+    /// QLRU_H11_MR161_R0_U0, which makes a DMA-written line the first victim of its set (`None` under
+    /// the other policies).
+    pub fn followers_mr161(&self) -> Option<f64> {
+        (self.repl.policy.policy() == Policy::QlruAdaptive).then(|| {
+            let slices = (self.index.sets() >> self.index.set_bits()).clamp(1, MAX_SLICES);
+            self.duel.psel[..slices].iter().filter(|&&p| follows_mr161(p)).count() as f64 / slices as f64
+        })
     }
 
     /// Number of ways.

@@ -32,7 +32,8 @@ use crate::order::{DeliveryCheck, WireOrder};
 use crate::probe::{Agent, SimProbe, Step};
 use crate::profile::Profile;
 use crate::report::{
-    Accounting, Cycles, DescriptorWait, HitRates, MemBw, MissesPerPacket, PcieDir, PcieReport, SimReport, ratio,
+    Accounting, Cycles, DescriptorWait, HitRates, LlcDuel, MemBw, MissesPerPacket, PcieDir, PcieReport, SimReport,
+    ratio,
 };
 use crate::sampler::{PERIOD_PS, Sampler};
 use crate::timeline::Timeline;
@@ -152,6 +153,8 @@ impl Window {
 #[derive(Debug, Clone, Copy)]
 struct Snapshot {
     mem: crate::memory::MemStats,
+    /// [`crate::memory::Memory::llc_followers_mr161`].
+    duel: Option<f64>,
     dram: (u64, u64),
     pcie: (crate::pcie::DirStats, crate::pcie::DirStats),
     read_latency_ns: f64,
@@ -162,6 +165,7 @@ impl Snapshot {
     fn take(m: &Machine) -> Snapshot {
         Snapshot {
             mem: m.mem.stats,
+            duel: m.mem.llc_followers_mr161(),
             dram: (m.mem.dram.read_bytes, m.mem.dram.write_bytes),
             pcie: m.pcie.stats(),
             read_latency_ns: m.pcie.read_latency().0,
@@ -323,7 +327,7 @@ pub fn run_design<D: Design, A: App>(
     if PERIOD_PS < cfg.duration_ps {
         q.push(PERIOD_PS, Event::Sample);
     }
-    let mut snapshot = None;
+    let (mut snapshot, mut duel_at_start) = (None, None);
     let cell = Cell::new(0u64);
 
     while let Some((t, ev)) = q.pop() {
@@ -332,7 +336,10 @@ pub fn run_design<D: Design, A: App>(
             break;
         }
         match ev {
-            Event::WindowStart => m.reset_counters(),
+            Event::WindowStart => {
+                m.reset_counters();
+                duel_at_start = m.mem.llc_followers_mr161();
+            }
             Event::WindowEnd => snapshot = Some(Snapshot::take(&m)),
             Event::Sample => {
                 progress.store(t, Relaxed);
@@ -627,6 +634,7 @@ pub fn run_design<D: Design, A: App>(
             nic_write: rate(snap.mem.nic_write),
             nic_read: rate(snap.mem.nic_read),
         },
+        llc_duel: duel_at_start.zip(snap.duel).map(|(window_start, window_end)| LlcDuel { window_start, window_end }),
         misses_per_packet: MissesPerPacket {
             l1: ratio(snap.mem.l1.1 as f64, c.delivered_win as f64),
             l2: ratio(snap.mem.l2.1 as f64, c.delivered_win as f64),

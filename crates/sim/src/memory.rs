@@ -137,6 +137,12 @@ impl Memory {
         }
     }
 
+    /// The share of the LLC's slices whose follower sets fill as the thrash-resistant variant
+    /// ([`SetAssoc::followers_mr161`]; `None` unless the LLC's policy is adaptive).
+    pub fn llc_followers_mr161(&self) -> Option<f64> {
+        self.llc.followers_mr161()
+    }
+
     /// LLC hit latency, ps.
     pub fn llc_latency_ps(&self) -> u64 {
         self.lat.llc

@@ -137,6 +137,18 @@ pub struct Accounting {
     pub sent: u64,
 }
 
+/// The adaptive LLC policy's set dueling ([`crate::cache::Policy::QlruAdaptive`]): the share of the LLC's
+/// slices whose follower sets fill as the thrash-resistant QLRU_H11_MR161_R0_U0, which makes a
+/// DMA-written line the first victim of its DDIO set. Which runs tip depends on it while it moves
+/// (README, "What decides a tip").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct LlcDuel {
+    /// At the start of the measurement window (the end of the warm-up).
+    pub window_start: f64,
+    /// At its end.
+    pub window_end: f64,
+}
+
 /// Everything a simulation run reports. Rates cover the measurement window only.
 #[derive(Debug, Clone, Serialize)]
 pub struct SimReport {
@@ -167,6 +179,9 @@ pub struct SimReport {
     pub cycles: Cycles,
     /// Cache hit rates.
     pub hit_rates: HitRates,
+    /// The adaptive LLC policy's selectors (absent under the other policies).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llc_duel: Option<LlcDuel>,
     /// CPU cache misses per received packet.
     pub misses_per_packet: MissesPerPacket,
     /// DRAM bandwidth.
@@ -233,6 +248,13 @@ impl fmt::Display for SimReport {
         let mpp = &self.misses_per_packet;
         row(f, "CPU misses/packet L1/L2/LLC", format!("{:.2} / {:.2} / {:.2}", mpp.l1, mpp.l2, mpp.llc))?;
         row(f, "NIC LLC hit rate wr/rd", format!("{} / {}", pct(h.nic_write), pct(h.nic_read)))?;
+        if let Some(d) = self.llc_duel {
+            row(
+                f,
+                "LLC slices filling as MR161",
+                format!("{} at the window's start, {} at its end", pct(d.window_start), pct(d.window_end)),
+            )?;
+        }
         row(f, "memory GB/s rd/wr", format!("{:.2} / {:.2}", self.memory.read_gbs, self.memory.write_gbs))?;
         let p = &self.pcie;
         for (name, d) in [("PCIe to host", &p.to_host), ("PCIe to device", &p.to_device)] {

@@ -266,6 +266,30 @@ fn perf_cache_hit_rate_counts_hardware_prefetches() {
     assert!(on.hit_rates.cache_references > on.hit_rates.llc + 0.05, "{on}");
 }
 
+/// The adaptive LLC policy's selectors are reported at the window's start and end, from where the profile
+/// starts them (`cpu.llc_duel_start`): a short, light run moves none from either end, while from the
+/// midpoint a few leader misses already tip some slices over (the knife edge where rxlab's tips start).
+/// Other policies have none.
+#[test]
+fn the_llc_selectors_are_reported_from_where_they_start() {
+    let report = |set: &str| {
+        let mut c = config(1, 5.0, 1518, 300);
+        c.profile_set = set.into();
+        run(&c).unwrap()
+    };
+    let duel = |start: &str| {
+        let r = report(&format!("cpu.llc_duel_start = \"{start}\""));
+        assert!(r.to_string().contains("LLC slices filling as MR161"), "{r}");
+        let d = r.llc_duel.unwrap_or_else(|| panic!("{r}"));
+        (d.window_start, d.window_end)
+    };
+    assert_eq!(duel("m1"), (0.0, 0.0));
+    assert_eq!(duel("mr161"), (1.0, 1.0));
+    let (start, end) = duel("neutral");
+    assert!(start > 0.0 && start < 1.0 && end > 0.0 && end < 1.0, "{start} {end}");
+    assert_eq!(report("cpu.llc_policy = \"lru\"").llc_duel, None);
+}
+
 /// The papers' second state is the cores' (rxBisect Table 2, natively: privRing NAT at 155 Gbps with
 /// 1,256 us of latency, one full 1 Ki ring): once every buffer is old, the cores pay DRAM's loaded
 /// latency on the leaked lines and stay behind the arrival rate. With NIC read slots to spare (so that
