@@ -44,6 +44,12 @@ pub trait Probe {
     fn touch(&mut self, addr: usize, len: usize, access: Access);
     /// Plain work (arithmetic, branches) costing about `cycles` core cycles.
     fn work(&mut self, cycles: u32);
+    /// A DPDK poll-mode driver hands the application one received packet ([`crate::slots::receive`]):
+    /// the driver's and its loop's own instructions for it, which the receive paths do not report as
+    /// [`Probe::work`] because what they cost is the machine's (the simulator charges its profile's
+    /// `nic.pmd_cycles`). Live, the real code runs; elsewhere nothing.
+    #[inline(always)]
+    fn pmd_packet(&mut self) {}
     /// A posted MMIO write of `len` bytes to a device register at `addr` (a doorbell).
     fn mmio_write(&mut self, addr: usize, len: usize);
     /// A software prefetch (DPDK's `rte_prefetch0`) of the lines of `len` bytes at `addr`: the core

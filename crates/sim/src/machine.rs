@@ -30,6 +30,8 @@ pub struct Machine {
     pub fill_buffers: u64,
     /// What a DMA read the LLC cannot serve adds beyond DRAM's latency, ps.
     pub read_miss_ps: u64,
+    /// A DPDK driver's own instructions per received packet, ps (`nic.pmd_cycles`).
+    pub pmd_ps: u64,
     /// Host addresses of the NIC's own memory (nicmem §4.1), empty if the design has none: NIC accesses
     /// to it stay on the NIC, core accesses cross PCIe uncached ([`crate::probe`]).
     pub nicmem: Range<usize>,
@@ -53,6 +55,7 @@ impl Machine {
             atomic_ps: (f64::from(p.cpu.atomic_cycles) * cycle) as u64,
             fill_buffers: u64::from(p.cpu.fill_buffers.max(1)),
             read_miss_ps: (p.pcie.read_miss_ns * 1000.0) as u64,
+            pmd_ps: (f64::from(p.nic.pmd_cycles) * cycle).round() as u64,
             nicmem: 0..0,
             data: std::iter::once(arena.0..arena.0 + arena.1).collect(),
         }

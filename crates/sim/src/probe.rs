@@ -294,6 +294,13 @@ impl Probe for SimProbe<'_> {
     }
 
     #[inline]
+    fn pmd_packet(&mut self) {
+        if let Agent::Core(_) = self.agent {
+            self.charge(self.m.pmd_ps);
+        }
+    }
+
+    #[inline]
     fn prefetch(&mut self, addr: usize, len: usize) {
         let Agent::Core(c) = self.agent else { return };
         if self.m.nicmem.contains(&addr) {

@@ -217,6 +217,12 @@ pub struct NicParams {
     /// Entries of the RSS indirection table the NIC's driver fills round-robin (a power of two): with a
     /// queue count that does not divide it, some queues get one entry more ([`wire::IndirectionTable`]).
     pub reta_entries: usize,
+    /// Cycles per received packet of the DPDK poll-mode driver's and its application loop's own
+    /// instructions (descriptor parsing, mbuf set-up, the loop around them), which rxlab's DPDK receive
+    /// paths do not charge: they report memory touches only ([`ifaces::Probe::pmd_packet`]). Zero where
+    /// an NF's calibrated work already carries them (FastClick's graphs, l3fwd's `DPDK_WORK`).
+    #[serde(default)]
+    pub pmd_cycles: u32,
 }
 
 impl NicParams {
@@ -387,6 +393,14 @@ const PCIE_TAGS: usize = 256;
 /// served by DRAM, reads with a mean of 1.41 us).
 const CX5_READS: usize = 32;
 
+/// Cycles per received packet of DPDK's ice driver and the application loop on the Ensō testbed's
+/// 3.1 GHz core, beyond the memory touches rxlab's privRing reports. Calibrated once from Ensō §7.2.1
+/// ([P4], Figure 8): "the E810 with DPDK achieves 59 Mpps with a single core" running the echo server,
+/// 52.5 cycles a packet, where rxlab's echo over privRing on this profile cost 40.1 (77.3 Mpps) with
+/// none charged. Every other run of the profile's packetized baseline (Table 1's receive-and-increment,
+/// Figure 15's NF, more cores) is a prediction; `crates/sim/tests/calibration.rs` checks the anchor.
+const E810_PMD_CYCLES: u32 = 12;
+
 /// What a DMA read request the LLC cannot serve costs beyond DRAM's loaded latency on these Skylake-SP
 /// hosts (every profile here is one; the I/O path is the CPU's, not the NIC's). pcie-bench measured about
 /// 50 ns more for a cold 64 B read than a warm one on an idle host ([HW]); under the papers' load the
@@ -528,6 +542,11 @@ const R640_SOURCES: &[Source] = &[
          largest table, `ind_table_max_size`, which the PMD caps at 512 (`ETH_RSS_RETA_SIZE_512`), filled \
          round-robin; a power of two gets one entry per queue, which steers as 512 round-robin entries do",
     ),
+    (
+        "nic.pmd_cycles",
+        "none charged apart: the FastClick graphs' work (apps fastclick.rs), calibrated on this profile with \
+         none, carries the mlx5 driver's instructions",
+    ),
 ];
 
 /// Sources of [`Profile::i9_9960x_enso`]'s own values.
@@ -560,6 +579,11 @@ const I9_SOURCES: &[Source] = &[
         "nic.reta_entries",
         "Ensō's runs take 1 to 4 cores, which every power-of-two table steers alike; the Microsoft RSS \
          specification's 128 entries stand in",
+    ),
+    (
+        "nic.pmd_cycles",
+        "calibrated once on [P4] §7.2.1, the E810's 59 Mpps with one core (echo): E810_PMD_CYCLES in \
+         sim/src/profile.rs",
     ),
 ];
 
@@ -594,6 +618,11 @@ const SILVER4110_SOURCES: &[Source] = &[
         "nic.reta_entries",
         "DPDK i40e fills the PF's whole lookup table round-robin (`i40e_pf_config_rss`, \
          `rss_table_size`): 512 entries on the XL710 (128 PFQF_HLUT registers of 4 entries)",
+    ),
+    (
+        "nic.pmd_cycles",
+        "none charged apart: l3fwd's DPDK_WORK (apps l3fwd.rs), calibrated on this profile with none, carries \
+         the i40e driver's instructions",
     ),
 ];
 
@@ -646,6 +675,7 @@ impl Profile {
                 cqe_bytes: 64,
                 cqe_compression: true,
                 reta_entries: 512,
+                pmd_cycles: 0,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
@@ -671,6 +701,7 @@ impl Profile {
                 cqe_bytes: 32,
                 cqe_compression: false,
                 reta_entries: 128,
+                pmd_cycles: E810_PMD_CYCLES,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
@@ -696,6 +727,7 @@ impl Profile {
                 cqe_bytes: 32,
                 cqe_compression: false,
                 reta_entries: 512,
+                pmd_cycles: 0,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),

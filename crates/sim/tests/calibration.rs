@@ -1,6 +1,7 @@
 //! The apps' calibrations still hold: each calibrated FastClick graph, run at its calibration
 //! configuration ([`apps::fastclick::Calibration`]), costs the cycles per packet its paper's statement
-//! gives, and DPDK's l3fwd forwards what COREC's Table 2 measured, within 2 %. A model change that moves
+//! gives, DPDK's l3fwd forwards what COREC's Table 2 measured, and the Ensō testbed's E810 echoes what
+//! Ensō §7.2.1 measured on one core, within 2 %. A model change that moves
 //! a calibration point fails here, and the message says which value would restore it (calibrate once
 //! more; never per experiment).
 
@@ -67,5 +68,30 @@ fn dpdk_l3fwd_forwards_what_corec_table2_states_on_one_core() {
         "DPDK l3fwd forwards {got:.2} Mpps on one core ({cycles:.0} cycles per packet at 2.1 GHz); COREC Table 2 \
          gives {paper} (128 cycles): DPDK_WORK = {} would restore it",
         (f64::from(apps::l3fwd::DPDK_WORK) + 2.1e3 / paper - cycles).round()
+    );
+}
+
+/// DPDK's echo over the E810 on one core of the Ensō testbed handles Ensō §7.2.1's 59 Mpps (the profile's
+/// `nic.pmd_cycles`).
+#[test]
+fn dpdk_echo_on_the_e810_runs_what_enso_states_on_one_core() {
+    let cfg = SimConfig {
+        profile: "i9-9960x-enso".into(),
+        app: "echo".into(),
+        traffic: GenConfig { size: SizeSpec::Fixed(64), rate: Rate::Gbps(100.0), ..GenConfig::default() },
+        duration_ps: 1_200_000_000,
+        warmup_ps: 200_000_000,
+        ..SimConfig::default()
+    };
+    let r = run(&cfg).expect("echo on the Ensō testbed");
+    let (got, paper) = (r.received_mpps, 59.0);
+    let cycles = 3.1e3 / got;
+    let pmd = sim::Profile::by_name("i9-9960x-enso").expect("built-in profile").nic.pmd_cycles;
+    assert!(
+        (got - paper).abs() / paper < 0.02,
+        "DPDK echo on the E810 handles {got:.2} Mpps on one core ({cycles:.1} cycles per packet at 3.1 GHz); \
+         Ensō §7.2.1 gives {paper} ({:.1} cycles): nic.pmd_cycles = {} would restore it",
+        3.1e3 / paper,
+        (f64::from(pmd) + 3.1e3 / paper - cycles).round()
     );
 }
