@@ -290,6 +290,24 @@ fn the_llc_selectors_are_reported_from_where_they_start() {
     assert_eq!(report("cpu.llc_policy = \"lru\"").llc_duel, None);
 }
 
+/// `nic.pmd_cycles` is charged once per packet a DPDK receive path hands over, to the receive phase, and
+/// never to Ensō, whose library hands over messages without a driver (its pipes are not mbufs).
+#[test]
+fn a_dpdk_driver_pays_its_instructions_per_received_packet() {
+    let rx = |design: &str, pmd: u32| {
+        let mut c = config(1, 5.0, 1518, 300);
+        c.design = design.into();
+        c.profile_set = format!("nic.pmd_cycles = {pmd}");
+        let r = run(&c).unwrap();
+        (r.cycles.phases["rx"], r.cycles.total)
+    };
+    for design in ["privring", "shring", "rxbisect", "corec"] {
+        let ((rx0, total0), (rx50, total50)) = (rx(design, 0), rx(design, 50));
+        assert!((rx50 - rx0 - 50.0).abs() < 1.0 && (total50 - total0 - 50.0).abs() < 1.0, "{design}: {rx0} {rx50}");
+    }
+    assert_eq!(rx("enso", 0), rx("enso", 50));
+}
+
 /// The papers' second state is the cores' (rxBisect Table 2, natively: privRing NAT at 155 Gbps with
 /// 1,256 us of latency, one full 1 Ki ring): once every buffer is old, the cores pay DRAM's loaded
 /// latency on the leaked lines and stay behind the arrival rate. With NIC read slots to spare (so that
