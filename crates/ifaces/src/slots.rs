@@ -65,9 +65,10 @@ pub fn swap<'c, P: Probe>(
 
 /// The received buffer `id` becomes the core's packet of `len` bytes (`Posted -> Core`): the driver
 /// writes its mbuf header (length, RSS hash: one line) and leaves the packet's data alone, as DPDK's
-/// receive paths do, and runs its own instructions for the packet ([`Probe::pmd_packet`]). Software that prefetches the data does so itself (FastClick's `FromDPDKDevice`,
-/// `apps::fastclick`; DPDK's l3fwd, `apps::l3fwd`); an application that does not (Ensō's DPDK Maglev)
-/// waits for its first read of each packet.
+/// receive paths do, and runs its own instructions for the packet ([`Probe::pmd_packet`]). Software
+/// that prefetches the data does so itself (FastClick's `FromDPDKDevice`, `apps::fastclick`; DPDK's
+/// l3fwd, `apps::l3fwd`); an application that does not (Ensō's DPDK Maglev) waits for its first read of
+/// each packet.
 #[inline]
 pub fn receive<'c, P: Probe>(p: &mut P, core: &'c CoreCtx, id: BufId, len: u32) -> Packet<'c> {
     let pkt = Packet::reclaim(core, id, len);

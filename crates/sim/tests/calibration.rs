@@ -1,9 +1,8 @@
 //! The apps' calibrations still hold: each calibrated FastClick graph, run at its calibration
 //! configuration ([`apps::fastclick::Calibration`]), costs the cycles per packet its paper's statement
 //! gives, DPDK's l3fwd forwards what COREC's Table 2 measured, and the Ensō testbed's E810 echoes what
-//! Ensō §7.2.1 measured on one core, within 2 %. A model change that moves
-//! a calibration point fails here, and the message says which value would restore it (calibrate once
-//! more; never per experiment).
+//! Ensō §7.2.1 measured on one core, within 2 %. A model change that moves a calibration point fails
+//! here, and the message says which value would restore it (calibrate once more; never per experiment).
 
 use apps::Runtime;
 use apps::fastclick::{Graph, Source};
