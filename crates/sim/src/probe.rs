@@ -416,11 +416,18 @@ mod tests {
         assert_eq!(cyc(other), 105 + 18);
     }
 
-    #[test]
-    fn loads_that_hit_the_l1_cost_a_cycle_a_line_and_misses_their_latency() {
+    /// The papers' R640 with one core and its hardware prefetchers off, so that each touch is the only
+    /// fill of its lines.
+    fn one_core_without_prefetchers() -> (Profile, Machine) {
         let mut p = Profile::r640_silver4216();
         p.cpu.hw_prefetch = false;
-        let mut m = Machine::new(&p, 1, (0, 0));
+        let m = Machine::new(&p, 1, (0, 0));
+        (p, m)
+    }
+
+    #[test]
+    fn loads_that_hit_the_l1_cost_a_cycle_a_line_and_misses_their_latency() {
+        let (p, mut m) = one_core_without_prefetchers();
         let cell = Cell::new(0);
         // Two lines read as one object: first from DRAM, then from the L1.
         let obj = 0x20_0000usize;
@@ -441,9 +448,7 @@ mod tests {
 
     #[test]
     fn reads_on_use_are_charged_in_order_when_the_loop_reaches_them() {
-        let mut p = Profile::r640_silver4216();
-        p.cpu.hw_prefetch = false;
-        let mut m = Machine::new(&p, 1, (0, 0));
+        let (_, mut m) = one_core_without_prefetchers();
         let cell = Cell::new(0);
         // Three 64-byte messages, each a line of its own.
         let (a, b, c) = (0x10_0000usize, 0x10_0040, 0x10_0080);
