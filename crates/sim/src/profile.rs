@@ -400,9 +400,9 @@ const CX5_READS: usize = 32;
 /// server (enso_eval `dpdk_echo.cpp`: an 8192-entry Rx ring, which DPDK 20.11's ice clamps to its 4096
 /// maximum, and bursts of 64), 52.5 cycles a packet, where rxlab's echo over privRing so configured runs
 /// 83.0 Mpps (37 cycles) with none charged. (14 until stop 36, when loads that hit the L1 came to cost a
-/// cycle, [`crate::probe`]; the value was found again at the same anchor.) Every other run of the profile's packetized baseline (Table 1's
-/// receive-and-increment, Figure 15's Maglev, more cores) is a prediction; `crates/sim/tests/calibration.rs`
-/// checks the anchor.
+/// cycle, [`crate::probe`]; the value was found again at the same anchor.) Every other run of the
+/// profile's packetized baseline (Table 1's receive-and-increment, Figure 15's Maglev, more cores) is a
+/// prediction; `crates/sim/tests/calibration.rs` checks the anchor.
 const E810_PMD_CYCLES: u32 = 21;
 
 /// What a DMA read request the LLC cannot serve costs beyond DRAM's loaded latency on these Skylake-SP
