@@ -201,20 +201,14 @@ impl<'m> SimProbe<'m> {
         if self.m.nicmem.contains(&addr) {
             return self.core_nicmem(len, access);
         }
-        let op = if access == Access::Read { Op::Read } else { Op::Write };
-        let (mem, now, cycle, fb) = (&mut self.m.mem, self.now, self.m.cycle_ps, self.m.fill_buffers);
         if access == Access::Write {
             // A store retires into the store buffer; its fill overlaps what follows.
-            let l1 = mem.l1_latency_ps();
-            let mut cost = 0;
-            self.m.addr.runs(addr, len, |first, n| {
-                for line in first..first + n {
-                    let lat = mem.cpu_access(core, line, op, now);
-                    cost += if lat <= l1 { cycle } else { lat / fb };
-                }
-            });
+            let cost = self.overlapped(core, addr, len, Op::Write);
             return self.charge(cost);
         }
+        // A load, or an atomic (which writes its line).
+        let op = if access == Access::Read { Op::Read } else { Op::Write };
+        let (mem, now, cycle) = (&mut self.m.mem, self.now, self.m.cycle_ps);
         let mut worst = 0;
         let n = self.m.addr.runs(addr, len, |first, n| {
             for line in first..first + n {
@@ -228,6 +222,22 @@ impl<'m> SimProbe<'m> {
             cost += self.m.atomic_ps;
         }
         self.charge(cost);
+    }
+
+    /// What an access the core does not wait for (a store, a prefetch) costs: a cycle a line that hits
+    /// the L1, and a line's latency shared among the fill buffers for one that misses.
+    #[inline]
+    fn overlapped(&mut self, core: usize, addr: usize, len: usize, op: Op) -> u64 {
+        let (mem, now, cycle, fb) = (&mut self.m.mem, self.now, self.m.cycle_ps, self.m.fill_buffers);
+        let l1 = mem.l1_latency_ps();
+        let mut cost = 0;
+        self.m.addr.runs(addr, len, |first, n| {
+            for line in first..first + n {
+                let lat = mem.cpu_access(core, line, op, now);
+                cost += if lat <= l1 { cycle } else { lat / fb };
+            }
+        });
+        cost
     }
 
     #[inline]
@@ -314,15 +324,7 @@ impl Probe for SimProbe<'_> {
             return;
         }
         self.reach(addr, len);
-        let (mem, now, cycle, fb) = (&mut self.m.mem, self.now, self.m.cycle_ps, self.m.fill_buffers);
-        let l1 = mem.l1_latency_ps();
-        let mut cost = 0;
-        self.m.addr.runs(addr, len, |first, n| {
-            for line in first..first + n {
-                let lat = mem.cpu_access(usize::from(c), line, Op::Read, now);
-                cost += if lat <= l1 { cycle } else { lat / fb };
-            }
-        });
+        let cost = self.overlapped(usize::from(c), addr, len, Op::Read);
         self.charge(cost);
     }
 
