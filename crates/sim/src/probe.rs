@@ -7,11 +7,11 @@
 //!   processors", ACM TOCS 27(2), 2009: only misses interrupt the core's steady issue), as this model
 //!   already charges stores and prefetches that hit the L1. A load that misses fetches its lines (one
 //!   object) in parallel, so it costs its slowest line plus a cycle per further line, and such loads
-//!   serialize. A store retires
-//!   into the store buffer and its fill overlaps what follows: per line, a cycle if it hit the L1, else
-//!   the fill latency divided by the core's fill buffers (the rate at which overlapping fills
-//!   complete, as for a prefetch). Atomics drain the store buffer: they cost the full latency plus the
-//!   locked-instruction cost; a line another core holds modified adds the transfer.
+//!   serialize. A store retires into the store buffer and its fill overlaps what follows: per line, a
+//!   cycle if it hit the L1, else the fill latency divided by the core's fill buffers (the rate at
+//!   which overlapping fills complete, as for a prefetch). Atomics drain the store buffer: they cost
+//!   the full latency plus the locked-instruction cost; a line another core holds modified adds the
+//!   transfer.
 //! - `lock` makes the core wait until the previous holder's `unlock` in virtual time.
 //! - NIC touches are DMA: writes go through DDIO and are serialized on PCIe (the NIC's clock moves to
 //!   the end of the write); reads look up the LLC (DRAM on a miss, adding the DRAM latency beyond an
