@@ -148,7 +148,7 @@ const GRAPHS: &[Graph] = &[
     },
     Graph {
         nf: "workpackage",
-        elements: &["FromDPDKDevice", "WorkPackage", "ToDPDKDevice"],
+        elements: WORKPACKAGE,
         sets: &[],
         work: 0,
         source: Source::None(
@@ -157,7 +157,21 @@ const GRAPHS: &[Graph] = &[
              traffic modelled here",
         ),
     },
+    Graph {
+        nf: "synthetic",
+        elements: WORKPACKAGE,
+        sets: &[],
+        work: 0,
+        source: Source::None(
+            "shRing §2.3's synthetic NF is the WorkPackage graph; what is calibrated is the element's own work, \
+             its random draws (apps::workpackage::SHRING_SYNTHETIC_DRAWS, checked by \
+             crates/lab/tests/calibration.rs)",
+        ),
+    },
 ];
+
+/// The graph of FastClick's synthetic NF (nicmem `fig7/fastclick.x.1.npf`; shRing §2.3 [8]).
+const WORKPACKAGE: &[&str] = &["FromDPDKDevice", "WorkPackage", "ToDPDKDevice"];
 
 impl Graph {
     /// The graph hosting app `nf`, or an error naming the apps FastClick hosts.

@@ -109,6 +109,7 @@ pub const APP_NAMES: &[&str] = &[
     "lb",
     "maglev",
     "workpackage",
+    "synthetic",
     "kvs",
     "telemetry",
     "logmon",
@@ -132,7 +133,7 @@ pub enum AnyApp {
     Lb(lb::Lb),
     /// [`maglev::Maglev`].
     Maglev(maglev::Maglev),
-    /// [`workpackage::WorkPackage`].
+    /// [`workpackage::WorkPackage`], as `workpackage` and as shRing's `synthetic` NF.
     WorkPackage(workpackage::WorkPackage),
     /// [`kvs::Kvs`] (boxed: its per-core hot items make it the largest app by far).
     Kvs(Box<kvs::Kvs>),
@@ -181,6 +182,9 @@ impl AnyApp {
             "maglev" => AnyApp::Maglev(maglev::new(params.reader("maglev"))?),
             "workpackage" => {
                 AnyApp::WorkPackage(workpackage::WorkPackage::new(params.reader("workpackage"), core, shared)?)
+            }
+            "synthetic" => {
+                AnyApp::WorkPackage(workpackage::WorkPackage::synthetic(params.reader("synthetic"), core, shared)?)
             }
             "kvs" => AnyApp::Kvs(Box::new(kvs::Kvs::new(params.reader("kvs"), core, cores)?)),
             "telemetry" => AnyApp::Telemetry(telemetry::Telemetry::new(params.reader("telemetry"), core)?),

@@ -169,8 +169,8 @@ mod tests {
     #[test]
     fn fastclick_hosts_the_papers_nfs_only() {
         let small = AppParams::parse("flows=100").unwrap();
-        for nf in ["nat", "lb", "workpackage"] {
-            let params = if nf == "workpackage" { &AppParams::new() } else { &small };
+        for nf in ["nat", "lb", "workpackage", "synthetic"] {
+            let params = if ["workpackage", "synthetic"].contains(&nf) { &AppParams::new() } else { &small };
             assert_eq!(Hosted::for_cores(nf, params, 2, Runtime::FastClick).unwrap().len(), 2);
         }
         let e = Hosted::for_cores("echo", &AppParams::new(), 1, Runtime::FastClick).unwrap_err().to_string();

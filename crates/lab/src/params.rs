@@ -92,7 +92,7 @@ pub struct Params {
     #[arg(long)]
     pub app_params: Option<String>,
     /// The software the app runs in: `native` (its own code over the burst API, as DPDK's sample apps)
-    /// or `fastclick` (the papers' FastClick graph of nat, lb or workpackage, with FastClick's
+    /// or `fastclick` (the papers' FastClick graph of nat, lb, workpackage or synthetic, with FastClick's
     /// per-packet work, annotations and blocking transmit) [default: native].
     #[arg(long)]
     pub runtime: Option<String>,

@@ -1,25 +1,16 @@
-//! Calibrations that live in experiment files still hold: an NF parameter a paper does not state, set
-//! once so that the configuration whose I/O working set fits the DDIO ways costs what the paper says, is
-//! checked here against that statement (the FastClick graphs' own calibrations are checked in
+//! Calibrations checked through the command line: shRing §2.3's synthetic NF (`synthetic`, whose random
+//! draws per packet are calibrated once so that shRing/8, the configuration whose I/O working set fits
+//! the DDIO ways, costs what the paper says; `apps::workpackage::SHRING_SYNTHETIC_DRAWS`), and that no
+//! experiment file sets a calibrated value itself (the FastClick graphs' own calibrations are checked in
 //! `crates/sim/tests/calibration.rs`).
 
 use std::process::Command;
 
-/// The `[run]` table's `app_params` of an experiment file.
-fn app_params(file: &str) -> String {
-    let path = format!("{}/../../experiments/{file}", env!("CARGO_MANIFEST_DIR"));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let doc: toml::Table = text.parse().unwrap_or_else(|e| panic!("{path}: {e}"));
-    doc["run"]["app_params"].as_str().unwrap_or_else(|| panic!("{path}: no [run] app_params")).to_string()
-}
-
-/// shRing Fig. 2's WorkPackage: shRing/8 costs 2021 cycles per packet, within 2 % (the calibration in
-/// experiments/shring-fig2.toml).
+/// shRing Fig. 2's synthetic NF: shRing/8 costs 2021 cycles per packet, within 2 %.
 #[test]
-fn shring_fig2_workpackage_costs_what_shring_states_at_shring_8() {
-    let params = app_params("shring-fig2.toml");
+fn the_synthetic_nf_costs_what_shring_states_at_shring_8() {
     let out = Command::new(env!("CARGO_BIN_EXE_rxlab"))
-        .args(["run", "--engine", "sim", "--runtime", "fastclick", "--app", "workpackage", "--app-params", &params])
+        .args(["run", "--engine", "sim", "--runtime", "fastclick", "--app", "synthetic"])
         .args(["--iface", "shring", "--share", "8", "--cores", "16", "--size", "1518", "--rate", "200G"])
         .args(["--duration", "5ms", "--warmup", "10ms", "--json"])
         .output()
@@ -27,21 +18,20 @@ fn shring_fig2_workpackage_costs_what_shring_states_at_shring_8() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("a JSON report");
     let cycles = r["cycles"]["total"].as_f64().expect("cycles.total");
+    let draws = apps::workpackage::SHRING_SYNTHETIC_DRAWS;
     assert!(
         (cycles - 2021.0).abs() / 2021.0 < 0.02,
-        "shRing/8 costs {cycles:.0} cycles per packet with {params}; shRing §2.3 puts it at 2021 \
-         (recalibrate `work` in experiments/shring-fig2.toml: each random number costs 5 cycles)"
+        "shRing/8 costs {cycles:.0} cycles per packet with the synthetic NF's {draws} draws; shRing §2.3 puts it \
+         at 2021 (recalibrate SHRING_SYNTHETIC_DRAWS in crates/apps/src/workpackage.rs: each draw costs 5 cycles)"
     );
 }
 
-/// Every experiment that runs WorkPackage with a `work=` uses shRing Fig. 2's calibrated value: the
-/// calibration is made once, in experiments/shring-fig2.toml, and the others repeat it.
+/// No experiment sets the WorkPackage NF's draws (`work=`): the papers' synthetic NF is `synthetic`, whose
+/// calibrated value lives in code with its source, and nothing else runs a calibrated W.
 #[test]
-fn every_experiment_uses_shring_fig2s_calibrated_work() {
-    let work = |params: &str| params.split(',').find_map(|kv| kv.trim().strip_prefix("work=")).map(str::to_string);
-    let calibrated = work(&app_params("shring-fig2.toml")).expect("shring-fig2.toml sets work=");
+fn no_experiment_file_carries_a_calibrated_work() {
     let dir = format!("{}/../../experiments", env!("CARGO_MANIFEST_DIR"));
-    let mut users = 0;
+    let mut synthetic = 0;
     for entry in std::fs::read_dir(&dir).expect("experiments/") {
         let path = entry.expect("a directory entry").path();
         if path.extension().is_none_or(|e| e != "toml") {
@@ -51,11 +41,17 @@ fn every_experiment_uses_shring_fig2s_calibrated_work() {
         let cases = doc.get("case").and_then(|c| c.as_array()).cloned().unwrap_or_default();
         let tables = std::iter::once(doc.get("run").cloned()).chain(cases.into_iter().map(Some)).flatten();
         for t in tables {
-            if let Some(w) = t.get("app_params").and_then(|v| v.as_str()).and_then(work) {
-                assert_eq!(w, calibrated, "{}: work={w}, shring-fig2.toml calibrates {calibrated}", path.display());
-                users += 1;
-            }
+            let params = t.get("app_params").and_then(|v| v.as_str()).unwrap_or("");
+            assert!(
+                !params.split(',').any(|kv| kv.trim().starts_with("work=")),
+                "{}: app_params \"{params}\" sets work=; run the app `synthetic` instead",
+                path.display()
+            );
+            synthetic += usize::from(t.get("app").and_then(|v| v.as_str()) == Some("synthetic"));
         }
     }
-    assert!(users >= 4, "shring-fig2, shring-fig6, imbalance and the default experiment use it ({users} found)");
+    assert!(
+        synthetic >= 4,
+        "shring-fig2, shring-fig6, imbalance and the default experiment run it ({synthetic} found)"
+    );
 }
