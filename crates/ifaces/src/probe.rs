@@ -40,7 +40,9 @@ impl Phase {
 
 /// What the code under test reports to the engine that drives it.
 pub trait Probe {
-    /// `len` bytes at `addr` are read, written or atomically updated.
+    /// `len` bytes at `addr` are read, written or atomically updated. The caller's source location
+    /// stands for the load instruction (the simulator's IP prefetcher tells loads apart by it).
+    #[track_caller]
     fn touch(&mut self, addr: usize, len: usize, access: Access);
     /// Plain work (arithmetic, branches) costing about `cycles` core cycles.
     fn work(&mut self, cycles: u32);
@@ -92,6 +94,7 @@ pub trait Probe {
     /// in report order, just before the agent first touches those lines, and at the end of the step for
     /// elements never touched, so that a batch is walked once and not twice; elsewhere it is a read now.
     #[inline(always)]
+    #[track_caller]
     fn read_on_use(&mut self, addr: usize, len: usize) {
         self.touch(addr, len, Access::Read);
     }
@@ -105,18 +108,21 @@ pub trait Probe {
 
     /// Report a read of the object `v` (its address and size).
     #[inline(always)]
+    #[track_caller]
     fn read<T: ?Sized>(&mut self, v: &T) {
         self.touch(v as *const T as *const u8 as usize, std::mem::size_of_val(v), Access::Read);
     }
 
     /// Report a write of the object `v` (its address and size).
     #[inline(always)]
+    #[track_caller]
     fn write<T: ?Sized>(&mut self, v: &T) {
         self.touch(v as *const T as *const u8 as usize, std::mem::size_of_val(v), Access::Write);
     }
 
     /// Report an atomic read-modify-write of the object `v`.
     #[inline(always)]
+    #[track_caller]
     fn atomic<T: ?Sized>(&mut self, v: &T) {
         self.touch(v as *const T as *const u8 as usize, std::mem::size_of_val(v), Access::Atomic);
     }

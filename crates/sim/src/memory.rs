@@ -20,7 +20,7 @@
 
 use crate::cache::{Lru, Miss, Policy, SetAssoc, Shootdown, Slot};
 use crate::dram::Dram;
-use crate::prefetcher::Prefetcher;
+use crate::prefetcher::{LoadSite, Prefetcher};
 use crate::profile::{CacheGeom, LINE, Profile};
 use crate::slices::{Modulo, Sliced};
 use serde::Serialize;
@@ -169,6 +169,15 @@ impl Memory {
             }
         }
         cost
+    }
+
+    /// Core `core`'s load at `site`, whose first line is `line`, trains the core's IP prefetcher, which
+    /// may fetch a line into the L1 (after the load's own access, [`Memory::cpu_access`]).
+    #[inline]
+    pub fn ip_load(&mut self, core: usize, site: LoadSite, line: u64, now: u64) {
+        if let Some(next) = self.prefetchers.as_mut().and_then(|pf| pf[core].ip(site, line)) {
+            self.prefetch(core, next, true, now);
+        }
     }
 
     /// A hardware prefetch of `line` into `core`'s L2, and its L1 too if `l1`: a read fill, counted apart.

@@ -5,6 +5,10 @@
 //!
 //! - The L1 DCU prefetcher fetches the next line into the L1 when a load is ascending to very recently
 //!   loaded data: here, an access to the line after one of the core's last [`RECENT`] lines.
+//! - The L1 IP-based stride prefetcher keeps track of individual load instructions: one that shows a
+//!   regular stride of up to 2 KiB gets the line of its next address fetched into the L1 ([`IpStride`]).
+//!   Unlike the DCU's, its history is per instruction, so a stream survives other loads in between: a
+//!   driver walking a pipe batch after batch, with other work between batches.
 //! - The L2 streamer watches the L1's misses (its L2 lookups) for ascending or descending addresses
 //!   within a 4 KiB page. It tracks up to 32 streams, one per page, issues up to two prefetches per
 //!   lookup, runs up to 20 lines ahead of the loads, and never crosses a 4 KiB page. (Here the 32
@@ -25,6 +29,59 @@ const DISTANCE: u64 = 20;
 /// Prefetches the streamer issues per L2 lookup ([OPT]: two).
 const PER_LOOKUP: usize = 2;
 
+/// Entries of the IP prefetcher's table, indexed by load site ([OPT] gives no size; a core in rxlab
+/// runs a few dozen load sites, so collisions are rare).
+const SITES: usize = 64;
+/// The longest stride the IP prefetcher detects, in lines ([OPT]: "strides of up to 2 KB").
+const MAX_STRIDE: i64 = 2048 / 64;
+
+/// A load instruction as the IP prefetcher tells them apart. rxlab's code has no instruction pointer
+/// the simulator could see; its stand-in is the source location that reports the load (`Probe::touch`
+/// and its helpers are `#[track_caller]`), one load instruction in a loop.
+#[derive(Debug, Clone, Copy)]
+pub struct LoadSite {
+    /// The location's address: equal for one site, distinct for two, within a run.
+    id: usize,
+    /// Its table entry, from line and column so that it is the same in every run (the address moves
+    /// with address-space randomization).
+    slot: u16,
+}
+
+impl LoadSite {
+    /// The load site of a reporting source location.
+    #[inline]
+    pub fn of(loc: &'static std::panic::Location<'static>) -> LoadSite {
+        let slot = (loc.line().wrapping_mul(31) ^ loc.column()) as usize % SITES;
+        LoadSite { id: loc as *const _ as usize, slot: slot as u16 }
+    }
+}
+
+/// How sure the IP prefetcher is of a site's stride: the reference prediction table's states (Chen and
+/// Baer, "Effective hardware-based data prefetching for high-performance processors", IEEE Trans.
+/// Computers 44(5), 1995, §3): a confirmed stride survives one irregular access.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum Confidence {
+    /// A new entry, or a steady stride that was just broken once (prefetching goes on).
+    #[default]
+    Initial,
+    /// A stride seen once and not confirmed yet.
+    Transient,
+    /// A stride seen at least twice in a row.
+    Steady,
+    /// Irregular accesses.
+    NoPrediction,
+}
+
+/// One site's history: the last line it loaded, its stride in lines, and how sure it is of it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Site {
+    /// [`LoadSite::id`], 0 for an unused entry.
+    id: usize,
+    last: u64,
+    stride: i64,
+    confidence: Confidence,
+}
+
 /// One tracked stream: a page, the last line offset looked up in it, and once confirmed its direction
 /// and the next line offset to prefetch.
 #[derive(Debug, Clone, Copy, Default)]
@@ -44,13 +101,18 @@ pub type Lines = ([u64; PER_LOOKUP], usize);
 #[derive(Debug, Clone)]
 pub struct Prefetcher {
     streams: [Stream; STREAMS],
+    sites: [Site; SITES],
     /// The last distinct lines accessed, most recent first.
     recent: [u64; RECENT],
 }
 
 impl Default for Prefetcher {
     fn default() -> Self {
-        Prefetcher { streams: [Stream::default(); STREAMS], recent: [u64::MAX; RECENT] }
+        Prefetcher {
+            streams: [Stream::default(); STREAMS],
+            sites: [Site::default(); SITES],
+            recent: [u64::MAX; RECENT],
+        }
     }
 }
 
@@ -66,6 +128,36 @@ impl Prefetcher {
         self.recent[0] = line;
         let next = line + 1;
         (ascending && !next.is_multiple_of(PAGE_LINES)).then_some(next)
+    }
+
+    /// The load at `site` reads `line` (its first line): the line the IP prefetcher fetches into the L1,
+    /// if any. A load of the same line again teaches it nothing; a new site takes over its entry.
+    #[inline]
+    pub fn ip(&mut self, site: LoadSite, line: u64) -> Option<u64> {
+        use Confidence::*;
+        let e = &mut self.sites[usize::from(site.slot)];
+        if e.id != site.id {
+            *e = Site { id: site.id, last: line, stride: 0, confidence: Initial };
+            return None;
+        }
+        if line == e.last {
+            return None;
+        }
+        let stride = line.wrapping_sub(e.last) as i64;
+        let correct = stride == e.stride;
+        // Chen and Baer's transitions: only a stride seen twice in a row, or a steady one broken once,
+        // predicts; a wrong prediction learns the new stride except in the steady state.
+        (e.confidence, e.stride) = match (e.confidence, correct) {
+            (Initial | Transient | Steady, true) => (Steady, e.stride),
+            (NoPrediction, true) => (Transient, e.stride),
+            (Steady, false) => (Initial, e.stride),
+            (Initial, false) => (Transient, stride),
+            (Transient | NoPrediction, false) => (NoPrediction, stride),
+        };
+        e.last = line;
+        let predicts = matches!(e.confidence, Steady | Initial) && e.stride != 0 && e.stride.abs() <= MAX_STRIDE;
+        let next = line.wrapping_add(e.stride as u64);
+        (predicts && next / PAGE_LINES == line / PAGE_LINES).then_some(next)
     }
 
     /// The L1 missed `line` and looks it up in the L2: the lines the streamer prefetches into the L2.
@@ -129,6 +221,43 @@ mod tests {
         assert_eq!(p.dcu(50), None);
         assert_eq!(p.dcu(62), None);
         assert_eq!(p.dcu(63), None, "line 64 is the next page");
+    }
+
+    #[test]
+    fn ip_prefetcher_follows_a_sites_confirmed_stride_across_other_loads() {
+        let (walk, other) =
+            (LoadSite::of(std::panic::Location::caller()), LoadSite::of(std::panic::Location::caller()));
+        assert_ne!(walk.slot, other.slot, "two sites that share no entry");
+        let mut p = Prefetcher::default();
+        assert_eq!(p.ip(walk, 640), None, "a new site");
+        assert_eq!(p.ip(walk, 641), None, "a stride seen once");
+        assert_eq!(p.ip(walk, 642), Some(643), "seen twice: steady");
+        assert_eq!(p.ip(walk, 642), None, "the same line again");
+        // Another site's loads in between do not break the walk (the DCU's history would be gone).
+        for l in [9000, 17, 4242, 77] {
+            assert_eq!(p.ip(other, l), None);
+        }
+        assert_eq!(p.ip(walk, 643), Some(644));
+        // One jump (the next pipe) keeps the stride; the walk goes on from there.
+        assert_eq!(p.ip(walk, 700), Some(701));
+        assert_eq!(p.ip(walk, 701), Some(702));
+        // Never into the next 4 KiB page.
+        assert_eq!(p.ip(walk, 703 - 703 % 64 + 62), Some(703 - 703 % 64 + 63));
+        assert_eq!(p.ip(walk, 703 - 703 % 64 + 63), None);
+    }
+
+    #[test]
+    fn ip_prefetcher_ignores_irregular_and_long_strides() {
+        let site = LoadSite::of(std::panic::Location::caller());
+        let mut p = Prefetcher::default();
+        for l in [5, 90, 2, 400, 17, 3000] {
+            assert_eq!(p.ip(site, l), None);
+        }
+        // A descending stride of 3 lines is followed, one of 37 lines (an mbuf apart) is not.
+        let mut q = Prefetcher::default();
+        assert_eq!([q.ip(site, 130), q.ip(site, 127), q.ip(site, 124)], [None, None, Some(121)]);
+        let mut r = Prefetcher::default();
+        assert_eq!([r.ip(site, 0), r.ip(site, 37), r.ip(site, 74), r.ip(site, 111)], [None; 4]);
     }
 
     #[test]

@@ -41,9 +41,11 @@
 
 use crate::machine::Machine;
 use crate::memory::Op;
+use crate::prefetcher::LoadSite;
 use ifaces::{Access, Phase, Probe};
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
+use std::panic::Location;
 
 /// Who is reporting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +73,7 @@ pub struct SimProbe<'m> {
     stall: u64,
     /// Reads reported with `read_on_use` and not charged yet, oldest first; the first has number
     /// `pending_first`.
-    pending: VecDeque<(usize, usize, Phase)>,
+    pending: VecDeque<(usize, usize, Phase, &'static Location<'static>)>,
     pending_first: u64,
     /// The number of the latest pending read of each line.
     pending_lines: HashMap<u64, u64>,
@@ -154,7 +156,7 @@ impl<'m> SimProbe<'m> {
     fn charge_pending(&mut self, last: u64) {
         let Agent::Core(core) = self.agent else { return };
         while self.pending_first <= last {
-            let Some((addr, len, phase)) = self.pending.pop_front() else { break };
+            let Some((addr, len, phase, site)) = self.pending.pop_front() else { break };
             let n = self.pending_first;
             self.pending_first += 1;
             self.m.addr.runs(addr, len, |first, lines| {
@@ -165,7 +167,7 @@ impl<'m> SimProbe<'m> {
                 }
             });
             let was = std::mem::replace(&mut self.phase, phase);
-            self.core_access(usize::from(core), addr, len, Access::Read);
+            self.core_access(usize::from(core), addr, len, Access::Read, site);
             self.phase = was;
         }
     }
@@ -191,13 +193,13 @@ impl<'m> SimProbe<'m> {
 
     /// A core's touch, once its loop has reached the bytes.
     #[inline]
-    fn core_touch(&mut self, core: usize, addr: usize, len: usize, access: Access) {
+    fn core_touch(&mut self, core: usize, addr: usize, len: usize, access: Access, site: &'static Location) {
         self.reach(addr, len);
-        self.core_access(core, addr, len, access)
+        self.core_access(core, addr, len, access, site)
     }
 
     #[inline]
-    fn core_access(&mut self, core: usize, addr: usize, len: usize, access: Access) {
+    fn core_access(&mut self, core: usize, addr: usize, len: usize, access: Access, site: &'static Location) {
         if self.m.nicmem.contains(&addr) {
             return self.core_nicmem(len, access);
         }
@@ -209,12 +211,16 @@ impl<'m> SimProbe<'m> {
         // A load, or an atomic (which writes its line).
         let op = if access == Access::Read { Op::Read } else { Op::Write };
         let (mem, now, cycle) = (&mut self.m.mem, self.now, self.m.cycle_ps);
-        let mut worst = 0;
+        let (mut worst, mut start) = (0, None);
         let n = self.m.addr.runs(addr, len, |first, n| {
+            start = start.or(Some(first));
             for line in first..first + n {
                 worst = worst.max(mem.cpu_access(core, line, op, now));
             }
         });
+        if let (Access::Read, Some(line)) = (access, start) {
+            mem.ip_load(core, LoadSite::of(site), line, now);
+        }
         // An L1 hit's latency is hidden (module documentation); an atomic's never is.
         let mut cost =
             if access == Access::Read && worst <= mem.l1_latency_ps() { n * cycle } else { worst + (n - 1) * cycle };
@@ -284,7 +290,7 @@ impl Probe for SimProbe<'_> {
     #[inline]
     fn touch(&mut self, addr: usize, len: usize, access: Access) {
         match self.agent {
-            Agent::Core(c) => self.core_touch(usize::from(c), addr, len, access),
+            Agent::Core(c) => self.core_touch(usize::from(c), addr, len, access, Location::caller()),
             Agent::Nic => self.dma(addr, len, access),
         }
     }
@@ -300,7 +306,7 @@ impl Probe for SimProbe<'_> {
                 lines.insert(line, n);
             }
         });
-        self.pending.push_back((addr, len, self.phase));
+        self.pending.push_back((addr, len, self.phase, Location::caller()));
     }
 
     #[inline]

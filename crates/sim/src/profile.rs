@@ -376,7 +376,10 @@ const SKYLAKE_SOURCES: &[Source] = &[
     ("cpu.atomic_cycles", "[AGNER] locked RMW about 18 cycles on Skylake"),
     ("cpu.transfer_cycles", "[C2C] about 50 ns core to core, in cycles at this frequency"),
     ("cpu.fill_buffers", "[OPT] ten L1D fill buffers (Sandy Bridge through Skylake)"),
-    ("cpu.hw_prefetch", "[OPT] the DCU and L2 streamer prefetchers are on by default; no paper's setup turns them off"),
+    (
+        "cpu.hw_prefetch",
+        "[OPT] the DCU, IP-stride and L2 streamer prefetchers are on by default; no paper's setup turns them off",
+    ),
 ];
 
 /// Outstanding non-posted requests a PCIe function may have: 8-bit tags with Extended Tag Field Enable,
@@ -400,10 +403,12 @@ const CX5_READS: usize = 32;
 /// server (enso_eval `dpdk_echo.cpp`: an 8192-entry Rx ring, which DPDK 20.11's ice clamps to its 4096
 /// maximum, and bursts of 64), 52.5 cycles a packet, where rxlab's echo over privRing so configured runs
 /// 83.0 Mpps (37 cycles) with none charged. (14 until stop 36, when loads that hit the L1 came to cost a
-/// cycle, [`crate::probe`]; the value was found again at the same anchor.) Every other run of the
+/// cycle, [`crate::probe`]; 21 until stop 39, when the cores' IP-stride prefetcher came to follow the
+/// driver's write-back descriptor reads from burst to burst, [`crate::prefetcher`]: 48.2 cycles with 21;
+/// both times the value was found again at the same anchor.) Every other run of the
 /// profile's packetized baseline (Table 1's receive-and-increment, Figure 15's Maglev, more cores) is a
 /// prediction; `crates/sim/tests/calibration.rs` checks the anchor.
-const E810_PMD_CYCLES: u32 = 21;
+const E810_PMD_CYCLES: u32 = 25;
 
 /// What a DMA read request the LLC cannot serve costs beyond DRAM's loaded latency on these Skylake-SP
 /// hosts (every profile here is one; the I/O path is the CPU's, not the NIC's). pcie-bench measured about

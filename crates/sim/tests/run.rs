@@ -266,6 +266,28 @@ fn perf_cache_hit_rate_counts_hardware_prefetches() {
     assert!(on.hit_rates.cache_references > on.hit_rates.llc + 0.05, "{on}");
 }
 
+/// Ensō Table 1's L1d misses: a core walking its pipes misses the L1 once per 4 KiB page (the
+/// prefetchers do not cross one), 1/64 of its 64 B packets, because the IP prefetcher follows the
+/// driver's header load from batch to batch; with only the DCU's next-line history it also missed at
+/// each batch's start, after the other pipe's batch and the notification reads had pushed the walk out
+/// of it. Chaotic Ensō's scattered buffers miss on nearly every packet.
+#[test]
+fn enso_misses_the_l1_once_per_page_of_its_pipes() {
+    let misses = |design: &str| {
+        let mut c = config(1, 100.0, 64, 300);
+        c.profile = "i9-9960x-enso".into();
+        c.design = design.into();
+        c.app = "echo".into();
+        c.app_params = apps::AppParams::parse("reply=no").unwrap();
+        c.iface.burst = 1024;
+        run(&c).unwrap().misses_per_packet.l1
+    };
+    let enso = misses("enso");
+    assert!((enso - 1.0 / 64.0).abs() < 0.002, "{enso} L1 misses per packet");
+    let chaotic = misses("enso-chaotic");
+    assert!(chaotic > 0.8, "{chaotic} L1 misses per packet");
+}
+
 /// The adaptive LLC policy's selectors are reported at the window's start and end, from where the profile
 /// starts them (`cpu.llc_duel_start`): a short, light run moves none from either end, while from the
 /// midpoint a few leader misses already tip some slices over (the knife edge where rxlab's tips start).
