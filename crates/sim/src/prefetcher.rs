@@ -6,9 +6,9 @@
 //! - The L1 DCU prefetcher fetches the next line into the L1 when a load is ascending to very recently
 //!   loaded data: here, an access to the line after one of the core's last [`RECENT`] lines.
 //! - The L1 IP-based stride prefetcher keeps track of individual load instructions: one that shows a
-//!   regular stride of up to 2 KiB gets the line of its next address fetched into the L1 ([`IpStride`]).
-//!   Unlike the DCU's, its history is per instruction, so a stream survives other loads in between: a
-//!   driver walking a pipe batch after batch, with other work between batches.
+//!   regular stride of up to 2 KiB gets the line of its next address fetched into the L1
+//!   ([`Prefetcher::ip`]). Unlike the DCU's, its history is per instruction, so a stream survives other
+//!   loads in between: a driver walking a pipe batch after batch, with other work between batches.
 //! - The L2 streamer watches the L1's misses (its L2 lookups) for ascending or descending addresses
 //!   within a 4 KiB page. It tracks up to 32 streams, one per page, issues up to two prefetches per
 //!   lookup, runs up to 20 lines ahead of the loads, and never crosses a 4 KiB page. (Here the 32
