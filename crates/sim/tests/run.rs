@@ -111,7 +111,10 @@ fn warmed_tables_know_every_flow_their_cores_receive() {
 
 /// A core's pace varies with what its packets hit in the caches (issue 21): the engine charges each
 /// poll its own accesses, so the per-packet service time keeps that spread instead of averaging it
-/// away (forwarding MTU frames from a 4 Ki ring that leaks out of the DDIO ways: p99 over 2x the median).
+/// away (forwarding MTU frames from a 4 Ki ring that leaks out of the DDIO ways: p99 over 1.5x the
+/// median and p99.9 over 3x; an averaged pace would give about 1x. Measured: p99 3.7x until stop 39,
+/// when the IP-stride prefetcher came to follow the completion reads from burst to burst, 2.0x since,
+/// with p99.9 at 3.7x).
 #[test]
 fn service_times_keep_their_cache_driven_spread() {
     let mut cfg = config(4, 100.0, 1518, 2000);
@@ -121,7 +124,7 @@ fn service_times_keep_their_cache_driven_spread() {
     cfg.noise = false;
     let r = run(&cfg).unwrap();
     let s = r.service_ns;
-    assert!(s.count > 1000 && s.p99 >= 2 * s.p50, "{r}");
+    assert!(s.count > 1000 && 2 * s.p99 >= 3 * s.p50 && s.p999 >= 3 * s.p50, "{r}");
 }
 
 #[test]
