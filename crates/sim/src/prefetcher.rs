@@ -15,8 +15,11 @@
 //!   entries are indexed by page number, a new page taking over its entry: the manual does not say
 //!   how streams are replaced, and a direct lookup keeps the simulator fast.)
 //!
-//! Neither does more than say which lines to fetch; [`crate::memory::Memory`] fetches them, so they cost
+//! None of them does more than say which lines to fetch; [`crate::memory::Memory`] fetches them, so they cost
 //! LLC and DRAM traffic like any other fill and a DMA write still invalidates what they brought in.
+
+use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 
 /// Lines the DCU prefetcher remembers as very recently loaded.
 pub const RECENT: usize = 4;
@@ -29,40 +32,31 @@ const DISTANCE: u64 = 20;
 /// Prefetches the streamer issues per L2 lookup ([OPT]: two).
 const PER_LOOKUP: usize = 2;
 
-/// Entries of the IP prefetcher's table, indexed by load site ([OPT] gives no size; a core in rxlab
-/// runs a few dozen load sites, so collisions are rare).
-const SITES: usize = 64;
 /// The longest stride the IP prefetcher detects, in lines ([OPT]: "strides of up to 2 KB").
 const MAX_STRIDE: i64 = 2048 / 64;
 
 /// A load instruction as the IP prefetcher tells them apart. rxlab's code has no instruction pointer
 /// the simulator could see; its stand-in is the source location that reports the load (`Probe::touch`
 /// and its helpers are `#[track_caller]`), one load instruction in a loop.
-#[derive(Debug, Clone, Copy)]
-pub struct LoadSite {
-    /// The location's address: equal for one site, distinct for two, within a run.
-    id: usize,
-    /// Its table entry, from line and column so that it is the same in every run (the address moves
-    /// with address-space randomization).
-    slot: u16,
-}
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct LoadSite(usize);
 
 impl LoadSite {
-    /// The load site of a reporting source location.
+    /// The load site of a reporting source location: its address, the same for one site and distinct
+    /// for two within a run. It serves only as a key, never as an order or an index, so a run does
+    /// not depend on where the compiler or the loader put it.
     #[inline]
     pub fn of(loc: &'static std::panic::Location<'static>) -> LoadSite {
-        let slot = (loc.line().wrapping_mul(31) ^ loc.column()) as usize % SITES;
-        LoadSite { id: loc as *const _ as usize, slot: slot as u16 }
+        LoadSite(loc as *const _ as usize)
     }
 }
 
 /// How sure the IP prefetcher is of a site's stride: the reference prediction table's states (Chen and
 /// Baer, "Effective hardware-based data prefetching for high-performance processors", IEEE Trans.
 /// Computers 44(5), 1995, §3): a confirmed stride survives one irregular access.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Confidence {
     /// A new entry, or a steady stride that was just broken once (prefetching goes on).
-    #[default]
     Initial,
     /// A stride seen once and not confirmed yet.
     Transient,
@@ -73,10 +67,8 @@ enum Confidence {
 }
 
 /// One site's history: the last line it loaded, its stride in lines, and how sure it is of it.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 struct Site {
-    /// [`LoadSite::id`], 0 for an unused entry.
-    id: usize,
     last: u64,
     stride: i64,
     confidence: Confidence,
@@ -101,18 +93,17 @@ pub type Lines = ([u64; PER_LOOKUP], usize);
 #[derive(Debug, Clone)]
 pub struct Prefetcher {
     streams: [Stream; STREAMS],
-    sites: [Site; SITES],
+    /// The IP prefetcher's table: an entry per load site, never evicted. [OPT] gives no size; a core in
+    /// rxlab runs a few dozen load sites, fewer than any table the hardware could have, and an entry
+    /// that no other site can take keeps every run independent of the code's layout.
+    sites: FxHashMap<LoadSite, Site>,
     /// The last distinct lines accessed, most recent first.
     recent: [u64; RECENT],
 }
 
 impl Default for Prefetcher {
     fn default() -> Self {
-        Prefetcher {
-            streams: [Stream::default(); STREAMS],
-            sites: [Site::default(); SITES],
-            recent: [u64::MAX; RECENT],
-        }
+        Prefetcher { streams: [Stream::default(); STREAMS], sites: FxHashMap::default(), recent: [u64::MAX; RECENT] }
     }
 }
 
@@ -131,15 +122,17 @@ impl Prefetcher {
     }
 
     /// The load at `site` reads `line` (its first line): the line the IP prefetcher fetches into the L1,
-    /// if any. A load of the same line again teaches it nothing; a new site takes over its entry.
+    /// if any. A load of the same line again teaches it nothing.
     #[inline]
     pub fn ip(&mut self, site: LoadSite, line: u64) -> Option<u64> {
         use Confidence::*;
-        let e = &mut self.sites[usize::from(site.slot)];
-        if e.id != site.id {
-            *e = Site { id: site.id, last: line, stride: 0, confidence: Initial };
-            return None;
-        }
+        let e = match self.sites.entry(site) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(v) => {
+                v.insert(Site { last: line, stride: 0, confidence: Initial });
+                return None;
+            }
+        };
         if line == e.last {
             return None;
         }
@@ -227,7 +220,6 @@ mod tests {
     fn ip_prefetcher_follows_a_sites_confirmed_stride_across_other_loads() {
         let (walk, other) =
             (LoadSite::of(std::panic::Location::caller()), LoadSite::of(std::panic::Location::caller()));
-        assert_ne!(walk.slot, other.slot, "two sites that share no entry");
         let mut p = Prefetcher::default();
         assert_eq!(p.ip(walk, 640), None, "a new site");
         assert_eq!(p.ip(walk, 641), None, "a stride seen once");
