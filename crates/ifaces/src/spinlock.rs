@@ -76,17 +76,21 @@ impl SpinLock {
         })
     }
 
-    /// Run `f` holding the lock if it is free now; `None`, without waiting, if another agent holds it.
+    /// Run `f` holding the lock if it is free now; `None`, without waiting, if another agent holds it
+    /// (in the sim: if a holder's section lasts beyond this agent's time, [`Probe::lock_free`]).
     #[inline]
     pub fn try_with<P: Probe, R>(&self, p: &mut P, f: impl FnOnce(&mut P) -> R) -> Option<R> {
         in_phase(p, Phase::Sync, |p| {
             if self.attempt(p) {
-                Some(self.section(p, f))
-            } else {
-                // Relaxed: a statistic.
-                self.contended.fetch_add(1, Ordering::Relaxed);
-                None
+                if p.lock_free(self as *const SpinLock as usize) {
+                    return Some(self.section(p, f));
+                }
+                // Release: undo the take, which in the agent's time failed; nothing was written under it.
+                self.held.store(false, Ordering::Release);
             }
+            // Relaxed: a statistic.
+            self.contended.fetch_add(1, Ordering::Relaxed);
+            None
         })
     }
 

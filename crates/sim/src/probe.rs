@@ -353,6 +353,10 @@ impl Probe for SimProbe<'_> {
         self.m.locks.insert(addr, self.now);
     }
 
+    fn lock_free(&mut self, addr: usize) -> bool {
+        self.m.locks.get(&addr).is_none_or(|&released| released <= self.now)
+    }
+
     #[inline]
     fn phase(&mut self, phase: Phase) -> Phase {
         std::mem::replace(&mut self.phase, phase)
@@ -402,6 +406,27 @@ mod tests {
         assert_eq!(sb.end, sa.end);
         assert_eq!(sb.phase_ps[Phase::Sync as usize], sa.end - 500);
         assert_eq!(m.lock_wait_ps, sa.end - 500);
+    }
+
+    /// COREC's tail try-lock (003 §3.4.1): an agent whose time falls inside a section the sim has
+    /// already run gives up at once, paying only its atomic; after the release it takes the lock.
+    #[test]
+    fn try_locks_fail_without_waiting_while_a_section_lasts() {
+        let p = Profile::r640_silver4216();
+        let mut m = Machine::new(&p, 2, (0, 0));
+        let cell = Cell::new(0);
+        let lock = ifaces::spinlock::SpinLock::new();
+        let mut a = SimProbe::new(&mut m, Agent::Core(0), 1_000, &cell);
+        assert_eq!(lock.try_with(&mut a, |a| a.work(2100)), Some(()));
+        let sa = a.finish();
+        let mut b = SimProbe::new(&mut m, Agent::Core(1), 500, &cell);
+        assert_eq!(lock.try_with(&mut b, |_| ()), None);
+        let sb = b.finish();
+        assert!(sb.end < sa.end, "the failed try-lock waited: {} >= {}", sb.end, sa.end);
+        assert_eq!((lock.contended(), m.lock_wait_ps), (1, 0));
+        let mut c = SimProbe::new(&mut m, Agent::Core(1), sa.end, &cell);
+        assert_eq!(lock.try_with(&mut c, |_| ()), Some(()));
+        assert_eq!(lock.contended(), 1);
     }
 
     #[test]
