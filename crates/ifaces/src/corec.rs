@@ -221,6 +221,7 @@ impl CorecDriver {
         let want = self.spares.len().min(max) as u32;
         loop {
             p.read(&q.rx_index);
+            let loaded = p.now_ns();
             // Acquire: pairs with the winning CAS of the previous claim (and, through it, the tail).
             let first = q.rx_index.load(Ordering::Acquire);
             // Acquire: descriptors before `tail + size` hold no stale DD bit (see the module doc).
@@ -244,9 +245,14 @@ impl CorecDriver {
             }
             let won = in_phase(p, Phase::Sync, |p| {
                 p.atomic(&q.rx_index);
-                // AcqRel: the win orders our reads of the batch after the previous owners' re-arms, and
-                // publishes the new counter to the next claimer.
-                q.rx_index.compare_exchange(first, first.wrapping_add(len), Ordering::AcqRel, Ordering::Relaxed).is_ok()
+                // In the simulator's time another worker may have claimed after our load: we lose the
+                // race there and retry, as line 21's losers do.
+                p.cas_fresh(&q.rx_index as *const AtomicU32 as usize, loaded)
+                    // AcqRel: the win orders our reads of the batch after the previous owners' re-arms,
+                    // and publishes the new counter to the next claimer.
+                    && q.rx_index
+                        .compare_exchange(first, first.wrapping_add(len), Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
             });
             if won {
                 self.claims += 1;

@@ -75,6 +75,15 @@ pub trait Probe {
     fn lock_free(&mut self, _addr: usize) -> bool {
         true
     }
+    /// A compare-and-swap of the word at `addr` is about to run against the value this agent loaded at
+    /// its time `loaded_ns` ([`Probe::now_ns`] then): whether it wins in the agent's time. The sim, whose
+    /// steps run one at a time, says no when another agent's winning swap of the word came later in
+    /// virtual time than that load (there the value loaded was stale), and records a win otherwise;
+    /// elsewhere the swap itself decides and this is true.
+    #[inline(always)]
+    fn cas_fresh(&mut self, _addr: usize, _loaded_ns: u64) -> bool {
+        true
+    }
     /// Charge what follows to `phase`; returns the phase that was current.
     fn phase(&mut self, phase: Phase) -> Phase;
     /// The agent's current time in nanoseconds (wall clock live, virtual time in the sim).

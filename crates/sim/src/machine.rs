@@ -18,6 +18,9 @@ pub struct Machine {
     pub pcie: Pcie,
     /// Release time of every lock seen, by address.
     pub locks: FxHashMap<usize, u64>,
+    /// Time of the last winning compare-and-swap of every word seen ([`ifaces::Probe::cas_fresh`]), by
+    /// address, ns.
+    pub cas_wins: FxHashMap<usize, u64>,
     /// Time cores spent waiting for locks, ps.
     pub lock_wait_ps: u64,
     /// One core cycle in ps, rounded: the issue cost of each further line of a multi-line touch.
@@ -49,6 +52,7 @@ impl Machine {
             mem: Memory::new(p, cores),
             pcie: Pcie::new(&p.pcie),
             locks: FxHashMap::default(),
+            cas_wins: FxHashMap::default(),
             lock_wait_ps: 0,
             cycle_ps: cycle.round() as u64,
             cycle_ps_f: cycle,

@@ -148,7 +148,8 @@ impl Prefetcher {
             (Transient | NoPrediction, false) => (NoPrediction, stride),
         };
         e.last = line;
-        let predicts = matches!(e.confidence, Steady | Initial) && e.stride != 0 && e.stride.abs() <= MAX_STRIDE;
+        // The stride is never 0 here: a new entry returned above, and a repeated line too.
+        let predicts = matches!(e.confidence, Steady | Initial) && e.stride.abs() <= MAX_STRIDE;
         let next = line.wrapping_add(e.stride as u64);
         (predicts && next / PAGE_LINES == line / PAGE_LINES).then_some(next)
     }

@@ -357,6 +357,21 @@ impl Probe for SimProbe<'_> {
         self.m.locks.get(&addr).is_none_or(|&released| released <= self.now)
     }
 
+    fn cas_fresh(&mut self, addr: usize, loaded_ns: u64) -> bool {
+        let now = self.now_ns();
+        match self.m.cas_wins.get_mut(&addr) {
+            Some(won) if *won > loaded_ns => false,
+            Some(won) => {
+                *won = now;
+                true
+            }
+            None => {
+                self.m.cas_wins.insert(addr, now);
+                true
+            }
+        }
+    }
+
     #[inline]
     fn phase(&mut self, phase: Phase) -> Phase {
         std::mem::replace(&mut self.phase, phase)
@@ -427,6 +442,26 @@ mod tests {
         let mut c = SimProbe::new(&mut m, Agent::Core(1), sa.end, &cell);
         assert_eq!(lock.try_with(&mut c, |_| ()), Some(()));
         assert_eq!(lock.contended(), 1);
+    }
+
+    /// COREC's claim (003 Listing 2 line 21): a worker that loaded the counter before another's
+    /// winning swap, in virtual time, loses its own; one that loaded it after wins.
+    #[test]
+    fn a_swap_against_a_value_loaded_before_another_agents_win_loses() {
+        let p = Profile::r640_silver4216();
+        let mut m = Machine::new(&p, 2, (0, 0));
+        let cell = Cell::new(0);
+        let word = 0x2000;
+        let mut a = SimProbe::new(&mut m, Agent::Core(0), 1_000_000, &cell);
+        assert!(a.cas_fresh(word, 900));
+        a.finish();
+        let mut b = SimProbe::new(&mut m, Agent::Core(1), 990_000, &cell);
+        assert!(!b.cas_fresh(word, 990), "loaded at 990 ns, before the win at 1000 ns");
+        b.work(2100);
+        let loaded = b.now_ns();
+        assert!(b.cas_fresh(word, loaded));
+        b.finish();
+        assert_eq!(m.cas_wins[&word], loaded);
     }
 
     #[test]

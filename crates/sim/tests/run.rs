@@ -109,6 +109,21 @@ fn warmed_tables_know_every_flow_their_cores_receive() {
     assert_eq!(new_flows("corec", true).1, 4.0 * 64.0, "every core of COREC sees every flow");
 }
 
+/// COREC's workers race as Listing 2's do (003 §3.4.1): on 4 cores at 20 Gbps of 64 B frames some claim
+/// swaps lose to a worker that claimed after their load of the counter (line 21) and retry, and some
+/// tail try-locks find the lock held (line 35) and leave; the simulator's one-step-at-a-time engine
+/// used to let every swap and every try-lock win.
+#[test]
+fn corec_workers_lose_claim_races_and_tail_try_locks() {
+    let mut cfg = config(4, 20.0, 64, 200);
+    cfg.design = "corec".into();
+    let r = run(&cfg).unwrap();
+    assert!(r.drops.is_empty(), "{r}");
+    let failures = |k: &str| r.device_metrics[k];
+    assert!(failures("claim_cas_failures") > 0.0 && failures("tail_trylock_failures") > 0.0, "{r}");
+    assert_eq!(r.lock_wait_ns, 0.0, "a try-lock never waits: {r}");
+}
+
 /// A core's pace varies with what its packets hit in the caches (issue 21): the engine charges each
 /// poll its own accesses, so the per-packet service time keeps that spread instead of averaging it
 /// away (forwarding MTU frames from a 4 Ki ring that leaks out of the DDIO ways: p99 over 1.5x the
