@@ -22,6 +22,10 @@
 //!
 //! Each step runs atomically at its start time, so state another agent changes during a step's
 //! virtual duration is seen at the next step: the usual granularity of execution-driven simulation.
+//! Races for one word are settled in virtual time instead, by the probe: a lock whose holder's section
+//! lasts beyond an agent's time makes a blocking lock wait ([`Probe::lock`]) and a try-lock fail
+//! ([`Probe::lock_free`]), and a compare-and-swap against a value loaded before another agent's
+//! winning swap loses ([`Probe::cas_fresh`]).
 
 use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
