@@ -359,17 +359,12 @@ impl Probe for SimProbe<'_> {
 
     fn cas_fresh(&mut self, addr: usize, loaded_ns: u64) -> bool {
         let now = self.now_ns();
-        match self.m.cas_wins.get_mut(&addr) {
-            Some(won) if *won > loaded_ns => false,
-            Some(won) => {
-                *won = now;
-                true
-            }
-            None => {
-                self.m.cas_wins.insert(addr, now);
-                true
-            }
+        let won = self.m.cas_wins.entry(addr).or_default();
+        if *won > loaded_ns {
+            return false;
         }
+        *won = now;
+        true
     }
 
     #[inline]
