@@ -80,6 +80,17 @@ pub struct Memory {
     pub stats: MemStats,
 }
 
+/// The private caches a demand access missed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Missed {
+    /// It hit the L1.
+    None,
+    /// It missed the L1 and hit the L2.
+    L1,
+    /// It missed both: the line came from the LLC, another core or DRAM.
+    L2,
+}
+
 /// What a CPU access does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -156,13 +167,16 @@ impl Memory {
     /// Core `core` accesses `line` at `now`; returns the access latency in ps.
     #[inline]
     pub fn cpu_access(&mut self, core: usize, line: u64, op: Op, now: u64) -> u64 {
-        let (cost, l1_missed) = self.demand(core, line, op, now);
+        let (cost, missed) = self.demand(core, line, op, now);
         if let Some(pf) = &mut self.prefetchers {
             let p = &mut pf[core];
             let next = p.dcu(line);
-            let (lines, n) = if l1_missed { p.l2_lookup(line) } else { ([0; 2], 0) };
+            let (lines, n) = if missed != Missed::None { p.l2_lookup(line) } else { ([0; 2], 0) };
             if let Some(next) = next {
                 self.prefetch(core, next, true, now);
+            }
+            if missed == Missed::L2 {
+                self.prefetch(core, Prefetcher::spatial(line), false, now);
             }
             for &l in &lines[..n] {
                 self.prefetch(core, l, false, now);
@@ -205,9 +219,9 @@ impl Memory {
         }
     }
 
-    /// The demand access of [`Memory::cpu_access`]; also says whether it missed the L1.
+    /// The demand access of [`Memory::cpu_access`]; also says which private caches it missed.
     #[inline]
-    fn demand(&mut self, core: usize, line: u64, op: Op, now: u64) -> (u64, bool) {
+    fn demand(&mut self, core: usize, line: u64, op: Op, now: u64) -> (u64, Missed) {
         let write = op == Op::Write;
         let l1_miss = match self.l1[core].access(line) {
             Ok(h) => {
@@ -220,7 +234,7 @@ impl Memory {
                         self.l2[core].set_dirty(s2, true);
                     }
                 }
-                return (cost, false);
+                return (cost, Missed::None);
             }
             Err(miss) => miss,
         };
@@ -228,7 +242,7 @@ impl Memory {
         // Almost every L1 miss goes on to the L2 and the LLC: their loads overlap.
         self.l2[core].preload(line);
         self.llc.preload(line);
-        let cost = match self.l2[core].access(line) {
+        let (cost, missed) = match self.l2[core].access(line) {
             Ok(h) => {
                 self.stats.l2.0 += 1;
                 let mut cost = self.lat.l2;
@@ -236,20 +250,20 @@ impl Memory {
                     cost += self.upgrade(core, line);
                     self.l2[core].set_dirty(h.slot, true);
                 }
-                cost
+                (cost, Missed::L1)
             }
             Err(l2_miss) => {
                 self.stats.l2.1 += 1;
                 let cost = self.llc_access(core, line, write, now);
                 self.fill_l2(core, l2_miss, write, now);
-                cost
+                (cost, Missed::L2)
             }
         };
         // L1 evictions are silent: L2 holds every L1 line with its dirty state mirrored. (The L1 set
         // may have lost a line to the L2 fill since the lookup; the victim is chosen now.)
         let l1 = &mut self.l1[core];
         l1.install(l1_miss, l1.all_ways(), write);
-        (cost, true)
+        (cost, missed)
     }
 
     /// The cores that may hold the line in LLC slot `s` privately.
@@ -562,6 +576,19 @@ mod tests {
         // Core 1 writes it: transfer from core 0, which loses its copy.
         assert_eq!(m.cpu_access(1, l(1), Op::Write, 0), m.lat.transfer);
         assert!(!m.core_holds(0, l(1)));
+    }
+
+    /// The L2 spatial prefetcher: a demand fetch from beyond the L2 brings the other line of its 128-byte
+    /// pair into the L2, whichever half was asked for (a prefetch, counted apart from demand accesses).
+    #[test]
+    fn an_l2_miss_brings_the_other_line_of_its_pair_into_the_l2() {
+        for (asked, pair) in [(4, 5), (13, 12)] {
+            let mut m = small(1);
+            assert!(m.cpu_access(0, asked, Op::Read, 0) > 79_000);
+            assert_eq!((m.stats.llc, m.stats.prefetches), ((0, 1), (0, 1)));
+            assert_eq!(m.cpu_access(0, pair, Op::Read, 0), m.lat.l2);
+            assert_eq!(m.stats.llc, (0, 1));
+        }
     }
 
     #[test]

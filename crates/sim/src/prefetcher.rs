@@ -1,7 +1,9 @@
 //! A core's hardware data prefetchers, the ones Ensō's pipes are built to please (Ensō §2 "chaotic memory
 //! access", §7.2.3: scattered buffers "reduce the effectiveness of hardware prefetchers (e.g., streaming
-//! prefetcher)"). Both follow \[OPT\] (Intel Optimization Reference Manual, "Data Prefetching", Sandy
-//! Bridge and later cores, Skylake Server included):
+//! prefetcher)"). They follow \[OPT\] (Intel Optimization Reference Manual, "Data Prefetching", Sandy
+//! Bridge and later cores, Skylake Server included), and all four are on unless the BIOS turns them off
+//! (Intel, "Disclosure of H/W prefetcher control on some Intel processors": MSR 0x1A4's four disable bits
+//! are 0 by default):
 //!
 //! - The L1 DCU prefetcher fetches the next line into the L1 when a load is ascending to very recently
 //!   loaded data: here, an access to the line after one of the core's last [`RECENT`] lines.
@@ -14,6 +16,9 @@
 //!   lookup, runs up to 20 lines ahead of the loads, and never crosses a 4 KiB page. (Here the 32
 //!   entries are indexed by page number, a new page taking over its entry: the manual does not say
 //!   how streams are replaced, and a direct lookup keeps the simulator fast.)
+//! - The L2 spatial prefetcher "strives to complete every cache line fetched to the L2 cache with the
+//!   pair line that completes it to a 128-byte aligned chunk": a demand access that misses the L2 also
+//!   fetches `line ^ 1` into it ([`Prefetcher::spatial`]).
 //!
 //! None of them does more than say which lines to fetch; [`crate::memory::Memory`] fetches them, so they cost
 //! LLC and DRAM traffic like any other fill and a DMA write still invalidates what they brought in.
@@ -152,6 +157,13 @@ impl Prefetcher {
         let predicts = matches!(e.confidence, Steady | Initial) && e.stride.abs() <= MAX_STRIDE;
         let next = line.wrapping_add(e.stride as u64);
         (predicts && next / PAGE_LINES == line / PAGE_LINES).then_some(next)
+    }
+
+    /// A demand fetch brought `line` into the L2: the line the spatial prefetcher fetches with it, the
+    /// other half of its 128-byte aligned pair.
+    #[inline]
+    pub fn spatial(line: u64) -> u64 {
+        line ^ 1
     }
 
     /// The L1 missed `line` and looks it up in the L2: the lines the streamer prefetches into the L2.

@@ -129,8 +129,8 @@ pub struct CpuParams {
     pub transfer_cycles: u32,
     /// L1D fill buffers: a core's outstanding L1 misses, which bound how fast its prefetches fill.
     pub fill_buffers: u32,
-    /// Whether the cores' hardware data prefetchers (L1 next-line, L2 streamer) run
-    /// ([`crate::prefetcher`]).
+    /// Whether the cores' hardware data prefetchers (L1 next-line and IP-stride, L2 streamer and
+    /// adjacent-line) run ([`crate::prefetcher`]).
     pub hw_prefetch: bool,
 }
 
@@ -378,7 +378,8 @@ const SKYLAKE_SOURCES: &[Source] = &[
     ("cpu.fill_buffers", "[OPT] ten L1D fill buffers (Sandy Bridge through Skylake)"),
     (
         "cpu.hw_prefetch",
-        "[OPT] the DCU, IP-stride and L2 streamer prefetchers are on by default; no paper's setup turns them off",
+        "[OPT] the DCU, IP-stride, L2 streamer and L2 spatial (adjacent-line) prefetchers; all four are on by \
+         default (Intel's MSR 0x1A4 disclosure: its disable bits are 0) and no paper's setup turns them off",
     ),
 ];
 
@@ -405,9 +406,10 @@ const CX5_READS: usize = 32;
 /// 83.0 Mpps (37 cycles) with none charged. (14 until stop 36, when loads that hit the L1 came to cost a
 /// cycle, [`crate::probe`]; 21 until stop 39, when the cores' IP-stride prefetcher came to follow the
 /// driver's write-back descriptor reads from burst to burst, [`crate::prefetcher`]: 48.2 cycles with 21;
-/// both times the value was found again at the same anchor.) Every other run of the
-/// profile's packetized baseline (Table 1's receive-and-increment, Figure 15's Maglev, more cores) is a
-/// prediction; `crates/sim/tests/calibration.rs` checks the anchor.
+/// each time the value was found again at the same anchor; with the cores' L2 adjacent-line prefetcher,
+/// stop 41, 25 still gives the nearest rate, 59.9 Mpps or 51.7 cycles, where 26 gives 53.9.) Every other
+/// run of the profile's packetized baseline (Table 1's receive-and-increment, Figure 15's Maglev, more
+/// cores) is a prediction; `crates/sim/tests/calibration.rs` checks the anchor.
 const E810_PMD_CYCLES: u32 = 25;
 
 /// What a DMA read request the LLC cannot serve costs beyond DRAM's loaded latency on these Skylake-SP
