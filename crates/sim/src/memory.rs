@@ -70,6 +70,8 @@ pub struct Memory {
     ddio_mask: u16,
     /// Each core's hardware prefetchers, if the profile runs them.
     prefetchers: Option<Vec<Prefetcher>>,
+    /// Whether the L2 spatial prefetcher runs (with the others).
+    adjacent_prefetch: bool,
     /// With a software NIC ([`crate::profile::NicParams::software`]), the index of the core that runs
     /// it: its private caches stay empty, and the lines it writes are modified in it.
     nic_core: Option<usize>,
@@ -121,6 +123,7 @@ impl Memory {
             llc,
             ddio_mask,
             prefetchers: c.hw_prefetch.then(|| vec![Prefetcher::default(); cores]),
+            adjacent_prefetch: c.adjacent_prefetch,
             nic_core,
             lat: Lat {
                 l1: ps(c.l1d.latency_cycles),
@@ -175,7 +178,7 @@ impl Memory {
             if let Some(next) = next {
                 self.prefetch(core, next, true, now);
             }
-            if missed == Missed::L2 {
+            if missed == Missed::L2 && self.adjacent_prefetch {
                 self.prefetch(core, Prefetcher::spatial(line), false, now);
             }
             for &l in &lines[..n] {
@@ -589,6 +592,12 @@ mod tests {
             assert_eq!(m.cpu_access(0, pair, Op::Read, 0), m.lat.l2);
             assert_eq!(m.stats.llc, (0, 1));
         }
+        // Switched off (`cpu.adjacent_prefetch = false`), the pair is a miss of its own.
+        let mut m = small(1);
+        m.adjacent_prefetch = false;
+        m.cpu_access(0, 4, Op::Read, 0);
+        assert!(m.cpu_access(0, 5, Op::Read, 0) > 79_000);
+        assert_eq!(m.stats.llc, (0, 2));
     }
 
     #[test]

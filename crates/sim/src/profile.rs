@@ -129,9 +129,19 @@ pub struct CpuParams {
     pub transfer_cycles: u32,
     /// L1D fill buffers: a core's outstanding L1 misses, which bound how fast its prefetches fill.
     pub fill_buffers: u32,
-    /// Whether the cores' hardware data prefetchers (L1 next-line and IP-stride, L2 streamer and
-    /// adjacent-line) run ([`crate::prefetcher`]).
+    /// Whether the cores' hardware data prefetchers (L1 next-line and IP-stride, L2 streamer) run
+    /// ([`crate::prefetcher`]).
     pub hw_prefetch: bool,
+    /// Whether the L2 spatial prefetcher runs too, with `hw_prefetch` (the BIOS's separate "Adjacent Cache
+    /// Line Prefetch"): each demand fetch into the L2 brings the other line of its 128-byte pair.
+    /// Absent: it runs.
+    #[serde(default = "enabled")]
+    pub adjacent_prefetch: bool,
+}
+
+/// Serde's default for a switch that is on unless a file turns it off.
+fn enabled() -> bool {
+    true
 }
 
 /// DDR memory.
@@ -356,6 +366,7 @@ fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize, sl
         transfer_cycles: (50.0 * freq_ghz).round() as u32,
         fill_buffers: 10,
         hw_prefetch: true,
+        adjacent_prefetch: true,
     }
 }
 
@@ -378,8 +389,14 @@ const SKYLAKE_SOURCES: &[Source] = &[
     ("cpu.fill_buffers", "[OPT] ten L1D fill buffers (Sandy Bridge through Skylake)"),
     (
         "cpu.hw_prefetch",
-        "[OPT] the DCU, IP-stride, L2 streamer and L2 spatial (adjacent-line) prefetchers; all four are on by \
-         default (Intel's MSR 0x1A4 disclosure: its disable bits are 0) and no paper's setup turns them off",
+        "[OPT] the DCU, IP-stride and L2 streamer prefetchers; on by default (Intel's MSR 0x1A4 disclosure: \
+         their disable bits are 0) and no paper's setup turns them off",
+    ),
+    (
+        "cpu.adjacent_prefetch",
+        "[OPT] the L2 spatial prefetcher completes each line fetched into the L2 to its 128-byte aligned pair; \
+         on by default (Intel's MSR 0x1A4 disclosure: bit 1 is 0; the BIOS's \"Adjacent Cache Line \
+         Prefetch\") and no paper's setup turns it off",
     ),
 ];
 
