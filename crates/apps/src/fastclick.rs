@@ -114,7 +114,7 @@ const GRAPHS: &[Graph] = &[
         nf: "nat",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPNAT", "FlowCounter"),
         sets: &[("state", "fcb")],
-        work: 781,
+        work: 789,
         source: Source::Calibrated(Calibration {
             // Host memory never reaches line rate in Fig. 8; nmNFV, whose payloads stay on the NIC, does
             // (with NIC memory emulated as the paper's evaluation does, §5: every primary ring full-size).
@@ -134,7 +134,7 @@ const GRAPHS: &[Graph] = &[
         nf: "lb",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPLoadBalancer"),
         sets: &[("state", "fcb")],
-        work: 572,
+        work: 574,
         source: Source::Calibrated(Calibration {
             design: "nmnfv",
             cores: 12,

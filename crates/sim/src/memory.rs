@@ -581,20 +581,21 @@ mod tests {
         assert!(!m.core_holds(0, l(1)));
     }
 
-    /// The L2 spatial prefetcher: a demand fetch from beyond the L2 brings the other line of its 128-byte
-    /// pair into the L2, whichever half was asked for (a prefetch, counted apart from demand accesses).
+    /// The L2 spatial prefetcher, switched on: a demand fetch from beyond the L2 brings the other line of
+    /// its 128-byte pair into the L2, whichever half was asked for (a prefetch, counted apart from demand
+    /// accesses).
     #[test]
     fn an_l2_miss_brings_the_other_line_of_its_pair_into_the_l2() {
         for (asked, pair) in [(4, 5), (13, 12)] {
             let mut m = small(1);
+            m.adjacent_prefetch = true;
             assert!(m.cpu_access(0, asked, Op::Read, 0) > 79_000);
             assert_eq!((m.stats.llc, m.stats.prefetches), ((0, 1), (0, 1)));
             assert_eq!(m.cpu_access(0, pair, Op::Read, 0), m.lat.l2);
             assert_eq!(m.stats.llc, (0, 1));
         }
-        // Switched off (`cpu.adjacent_prefetch = false`), the pair is a miss of its own.
+        // Switched off (`cpu.adjacent_prefetch = false`, the built-in profiles'), the pair is a miss of its own.
         let mut m = small(1);
-        m.adjacent_prefetch = false;
         m.cpu_access(0, 4, Op::Read, 0);
         assert!(m.cpu_access(0, 5, Op::Read, 0) > 79_000);
         assert_eq!(m.stats.llc, (0, 2));

@@ -1,9 +1,10 @@
 //! A core's hardware data prefetchers, the ones Ensō's pipes are built to please (Ensō §2 "chaotic memory
 //! access", §7.2.3: scattered buffers "reduce the effectiveness of hardware prefetchers (e.g., streaming
 //! prefetcher)"). They follow \[OPT\] (Intel Optimization Reference Manual, "Data Prefetching", Sandy
-//! Bridge and later cores, Skylake Server included), and all four are on unless the BIOS turns them off
-//! (Intel, "Disclosure of H/W prefetcher control on some Intel processors": MSR 0x1A4's four disable bits
-//! are 0 by default):
+//! Bridge and later cores, Skylake Server included). All four are on in the hardware unless the BIOS
+//! turns them off (Intel, "Disclosure of H/W prefetcher control on some Intel processors": MSR 0x1A4's
+//! four disable bits are 0 by default); the built-in profiles leave the spatial one off
+//! (`cpu.adjacent_prefetch`, whose source says why):
 //!
 //! - The L1 DCU prefetcher fetches the next line into the L1 when a load is ascending to very recently
 //!   loaded data: here, an access to the line after one of the core's last [`RECENT`] lines.

@@ -134,14 +134,9 @@ pub struct CpuParams {
     pub hw_prefetch: bool,
     /// Whether the L2 spatial prefetcher runs too, with `hw_prefetch` (the BIOS's separate "Adjacent Cache
     /// Line Prefetch"): each demand fetch into the L2 brings the other line of its 128-byte pair.
-    /// Absent: it runs.
-    #[serde(default = "enabled")]
+    /// Absent: it does not.
+    #[serde(default)]
     pub adjacent_prefetch: bool,
-}
-
-/// Serde's default for a switch that is on unless a file turns it off.
-fn enabled() -> bool {
-    true
 }
 
 /// DDR memory.
@@ -366,7 +361,7 @@ fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize, sl
         transfer_cycles: (50.0 * freq_ghz).round() as u32,
         fill_buffers: 10,
         hw_prefetch: true,
-        adjacent_prefetch: true,
+        adjacent_prefetch: false,
     }
 }
 
@@ -394,9 +389,12 @@ const SKYLAKE_SOURCES: &[Source] = &[
     ),
     (
         "cpu.adjacent_prefetch",
-        "[OPT] the L2 spatial prefetcher completes each line fetched into the L2 to its 128-byte aligned pair; \
-         on by default (Intel's MSR 0x1A4 disclosure: bit 1 is 0; the BIOS's \"Adjacent Cache Line \
-         Prefetch\") and no paper's setup turns it off",
+        "off, decided once on nicmem Fig. 9 ([P2]): host NAT on 14 cores at ring 32, whose I/O working set \
+         fits the DDIO ways, moves 5 GB/s of memory traffic; rxlab's moves 4.4 GB/s without the L2 spatial \
+         prefetcher and 7.2 with it (LB at ring 64 in rxBisect Fig. 2: 8.3 and 11.2). The hardware has it \
+         on by default (Intel's MSR 0x1A4 disclosure, bit 1; the BIOS's \"Adjacent Cache Line Prefetch\") \
+         and no paper says it was turned off, so either the testbeds' NFs touch fewer pairs than rxlab's \
+         or the prefetcher fetches fewer than every pair (README, \"The L2 spatial prefetcher\")",
     ),
 ];
 
@@ -423,10 +421,9 @@ const CX5_READS: usize = 32;
 /// 83.0 Mpps (37 cycles) with none charged. (14 until stop 36, when loads that hit the L1 came to cost a
 /// cycle, [`crate::probe`]; 21 until stop 39, when the cores' IP-stride prefetcher came to follow the
 /// driver's write-back descriptor reads from burst to burst, [`crate::prefetcher`]: 48.2 cycles with 21;
-/// each time the value was found again at the same anchor; with the cores' L2 adjacent-line prefetcher,
-/// stop 41, 25 still gives the nearest rate, 59.9 Mpps or 51.7 cycles, where 26 gives 53.9.) Every other
-/// run of the profile's packetized baseline (Table 1's receive-and-increment, Figure 15's Maglev, more
-/// cores) is a prediction; `crates/sim/tests/calibration.rs` checks the anchor.
+/// both times the value was found again at the same anchor.) Every other run of the
+/// profile's packetized baseline (Table 1's receive-and-increment, Figure 15's Maglev, more cores) is a
+/// prediction; `crates/sim/tests/calibration.rs` checks the anchor.
 const E810_PMD_CYCLES: u32 = 25;
 
 /// What a DMA read request the LLC cannot serve costs beyond DRAM's loaded latency on these Skylake-SP
