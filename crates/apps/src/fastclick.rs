@@ -91,6 +91,9 @@ pub struct Calibration {
     pub ring: u32,
     /// Whether the anchor's testbed ran with ConnectX CQE compression (a DPDK mlx5 option).
     pub cqe_compress: bool,
+    /// The order of the anchor's flows (its generator's; [`traffic::Popularity::Stepped`] for T-Rex's
+    /// `op = "inc"`).
+    pub flows: traffic::Popularity,
     /// Cycles per packet the configuration costs on the papers' testbed.
     pub cycles: f64,
     /// The statement, with its section.
@@ -114,7 +117,7 @@ const GRAPHS: &[Graph] = &[
         nf: "nat",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPNAT", "FlowCounter"),
         sets: &[("state", "fcb")],
-        work: 789,
+        work: 1208,
         source: Source::Calibrated(Calibration {
             // Host memory never reaches line rate in Fig. 8; nmNFV, whose payloads stay on the NIC, does
             // (with NIC memory emulated as the paper's evaluation does, §5: every primary ring full-size).
@@ -124,6 +127,8 @@ const GRAPHS: &[Graph] = &[
             ring: 1024,
             // nicmem's artifact starts DPDK with rxq_cqe_comp_en=0.
             cqe_compress: false,
+            // nicmem's artifact's T-Rex steps both addresses with every packet (fig8/trex/imix_lat.py).
+            flows: traffic::Popularity::Stepped,
             cycles: 1679.0,
             statement: "nicmem §6.3 and Fig. 8: nmNFV NAT achieves line rate (200 Gbps of 1500 B packets, 16.26 \
                         Mpps at 2.1 GHz) at 14 cores and not at 12, so it costs between the 12- and 14-core \
@@ -134,12 +139,13 @@ const GRAPHS: &[Graph] = &[
         nf: "lb",
         elements: router_chain!("FlowIPManagerIMP", "FlowIPLoadBalancer"),
         sets: &[("state", "fcb")],
-        work: 574,
+        work: 964,
         source: Source::Calibrated(Calibration {
             design: "nmnfv",
             cores: 12,
             ring: 1024,
             cqe_compress: false,
+            flows: traffic::Popularity::Stepped,
             cycles: 1420.0,
             statement: "nicmem §6.3 and Fig. 8: nmNFV LB achieves line rate at 12 cores and not at 10, so it \
                         costs between the 10- and 12-core budgets, 1291 and 1550 cycles per packet: the middle, \

@@ -31,6 +31,17 @@ pub enum Arrivals {
     Poisson,
 }
 
+/// The order in which the generator sends its flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowOrder {
+    /// Each packet's flow drawn at random ("select packet 5-tuples at random", shRing §5.2).
+    Random,
+    /// Every flow in turn, again and again, as T-Rex's field engine steps addresses with `op = "inc"`
+    /// (the nicmem artifact's profile, `fig9/trex/imix_lat.py`; `traffic::Popularity::Stepped`).
+    Stepped,
+}
+
 /// A value written as a number or as text with a unit (`1024`, `"1Ki"`, `"200G"`, `"2ms"`, `"imix"`):
 /// TOML files may use either, and the engines' own parsers read the text.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -182,6 +193,11 @@ pub struct Params {
     /// Zipf exponent of flow popularity (default: uniform).
     #[arg(long)]
     pub zipf: Option<f64>,
+    /// Order of the flows: `random` draws or `stepped`, each in turn as T-Rex's `op = "inc"` sends them
+    /// [default: random].
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flow_order: Option<FlowOrder>,
     /// Traffic on/off bursts `ON:OFF`, e.g. `100us:50us` (`--burst` of `rxlab trace gen`).
     #[arg(long)]
     pub on_off: Option<String>,

@@ -4,7 +4,7 @@
 //! configuration.
 
 use crate::ndr::{self, NdrOptions};
-use crate::params::{Arrivals, Engine, Params, Quantity};
+use crate::params::{Arrivals, Engine, FlowOrder, Params, Quantity};
 use crate::traffic_args::{TrafficArgs, flag};
 use anyhow::{Result, anyhow, bail};
 use apps::AppParams;
@@ -111,6 +111,7 @@ fn traffic(p: &Params) -> Result<TrafficArgs> {
         size: text(&p.size, "size")?.to_string(),
         flows: *get(&p.flows, "flows")?,
         zipf: p.zipf,
+        flow_order: p.flow_order.unwrap_or(FlowOrder::Random),
         burst: p.on_off.clone(),
         train: p.train.clone(),
         target_queue: p.target_queue,

@@ -1,5 +1,6 @@
 //! The traffic options shared by `rxlab trace gen` and `rxlab run`: one definition, one parser.
 
+use crate::params::FlowOrder;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use traffic::units::parse_duration_ns;
@@ -19,6 +20,10 @@ pub struct TrafficArgs {
     /// Zipf exponent of flow popularity (default: uniform).
     #[arg(long)]
     pub zipf: Option<f64>,
+    /// Order of the flows: `random` draws or `stepped`, each flow in turn as T-Rex's `op = "inc"` sends
+    /// them (the nicmem artifact's profile).
+    #[arg(long, value_enum, default_value = "random")]
+    pub flow_order: FlowOrder,
     /// On/off bursts `ON:OFF`, e.g. `100us:50us` (bare numbers are microseconds).
     #[arg(long)]
     pub burst: Option<String>,
@@ -79,7 +84,11 @@ impl TrafficArgs {
             seed: self.seed,
             size: flag("size", self.size.parse::<SizeSpec>())?,
             flows: self.flows,
-            popularity: self.zipf.map_or(Popularity::Uniform, Popularity::Zipf),
+            popularity: match (self.flow_order, self.zipf) {
+                (FlowOrder::Random, s) => s.map_or(Popularity::Uniform, Popularity::Zipf),
+                (FlowOrder::Stepped, None) => Popularity::Stepped,
+                (FlowOrder::Stepped, Some(_)) => bail!("--zipf draws flows at random: it needs --flow-order random"),
+            },
             proto: if self.tcp { L4Proto::Tcp } else { L4Proto::Udp },
             ip: if self.ipv6 { IpVersion::V6 } else { IpVersion::V4 },
             rate,

@@ -226,7 +226,8 @@ pub fn run_design<D: Design, A: App>(
         .map_err(|message| SimError::Config { option: "cores", message })?;
     if cfg.warm_tables {
         // The papers measure after 10 s of warm-up traffic (nicmem artifact, fig9/run_test.sh): each core
-        // has seen every flow RSS steers to it.
+        // has seen every flow RSS steers to it, here in index order: the order a stepped generator sends
+        // them (`traffic::Popularity::Stepped`), so its table entries lie in the order they come round.
         let flows = source.flows();
         for (i, app) in apps.iter_mut().enumerate() {
             app.warm(

@@ -20,6 +20,7 @@ fn calibrated_graphs_cost_what_their_papers_state() {
             traffic: GenConfig {
                 size: SizeSpec::Fixed(1518),
                 flows: 1_000_000,
+                popularity: c.flows,
                 rate: Rate::Gbps(200.0),
                 ..GenConfig::default()
             },

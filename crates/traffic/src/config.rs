@@ -50,7 +50,8 @@ pub struct GenConfig {
     pub size: SizeSpec,
     /// Number of flows.
     pub flows: usize,
-    /// How often each flow is chosen: `"uniform"` or `{ zipf = 0.99 }`.
+    /// How often and in which order each flow is chosen: `"uniform"`, `"stepped"` (each in turn, T-Rex's
+    /// `op = "inc"`) or `{ zipf = 0.99 }`.
     pub popularity: Popularity,
     /// `"udp"` or `"tcp"`.
     pub proto: L4Proto,

@@ -35,15 +35,22 @@ impl std::fmt::Display for IpVersion {
     }
 }
 
-/// How often each flow is chosen.
+/// How often, and in which order, each flow is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Popularity {
-    /// Every flow equally often.
+    /// Every flow equally often, each packet's flow drawn at random ("select packet 5-tuples at random",
+    /// shRing §5.2).
     #[default]
     Uniform,
     /// Flow of rank k (from 1) with probability proportional to k^-s (shRing §5.2 uses s = 0.99).
     Zipf(f64),
+    /// Every flow equally often, in turn: flow 0, 1, ..., n - 1, then again from 0. This is what T-Rex's
+    /// field engine sends with `op = "inc"` on the addresses, as the nicmem artifact's profile does
+    /// (`fig9/trex/imix_lat.py`: source and destination stepped with every packet; "a different flow per
+    /// packet", nicmem §6.1). T-Rex splits such a variable over its sender cores, core k of c sending k,
+    /// k + c, k + 2c, ...; their packets merge on the wire, which this order takes as exact turns.
+    Stepped,
 }
 
 /// One generated flow as a receiver sees it.
@@ -112,6 +119,13 @@ pub enum Picker {
     Uniform(usize),
     /// Weighted (Zipf), sampled by the alias method in constant time.
     Weighted(WeightedAliasIndex<f64>),
+    /// `next`, then the one after it, cycling over `0..n`.
+    Stepped {
+        /// Items.
+        n: usize,
+        /// The next index to give.
+        next: usize,
+    },
 }
 
 impl Picker {
@@ -122,16 +136,22 @@ impl Picker {
                 let w: Vec<f64> = (1..=n).map(|k| (k as f64).powf(-s)).collect();
                 WeightedAliasIndex::new(w).map_or(Picker::Uniform(n), Picker::Weighted)
             }
+            Popularity::Stepped => Picker::Stepped { n, next: 0 },
             _ => Picker::Uniform(n),
         }
     }
 
-    /// Draw an index.
+    /// The next index.
     #[inline]
-    pub fn pick<R: Rng>(&self, rng: &mut R) -> usize {
+    pub fn pick<R: Rng>(&mut self, rng: &mut R) -> usize {
         match self {
             Picker::Uniform(n) => rng.random_range(0..*n),
             Picker::Weighted(a) => a.sample(rng),
+            Picker::Stepped { n, next } => {
+                let i = *next;
+                *next = if i + 1 == *n { 0 } else { i + 1 };
+                i
+            }
         }
     }
 }
@@ -187,7 +207,7 @@ mod tests {
     #[test]
     fn zipf_skews_towards_low_ranks() {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
-        let p = Picker::new(Popularity::Zipf(1.0), 100);
+        let mut p = Picker::new(Popularity::Zipf(1.0), 100);
         let n = 200_000;
         let mut c = vec![0usize; 100];
         for _ in 0..n {
@@ -197,6 +217,16 @@ mod tests {
         let h: f64 = (1..=100).map(|k| 1.0 / k as f64).sum();
         assert!((c[0] as f64 / n as f64 - 1.0 / h).abs() < 0.005, "{}", c[0]);
         assert!((c[0] as f64 / c[1] as f64 - 2.0).abs() < 0.1);
+    }
+
+    #[test]
+    fn stepped_gives_every_index_in_turn_and_draws_nothing() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let untouched = rng.clone();
+        let mut p = Picker::new(Popularity::Stepped, 3);
+        let got: Vec<usize> = (0..7).map(|_| p.pick(&mut rng)).collect();
+        assert_eq!(got, [0, 1, 2, 0, 1, 2, 0]);
+        assert_eq!(rng, untouched, "a stepped order takes nothing from the random stream");
     }
 
     #[test]

@@ -166,17 +166,25 @@ impl Generator {
         self.max_len
     }
 
+    /// The next packet's group (an index into `groups`) and flow.
+    #[inline]
+    fn next_flow(&mut self) -> (usize, u32) {
+        let i = match self.groups.len() {
+            1 => 0,
+            _ => usize::from(self.rng.random::<u64>() >= self.first_threshold),
+        };
+        let g = &mut self.groups[i];
+        (i, g.members[g.picker.pick(&mut self.rng)])
+    }
+
     /// Write the next packet into `buf` (an Ethernet frame without FCS) and say what it is.
     ///
     /// # Panics
     /// If `buf` is shorter than [`Generator::max_len`].
     #[inline]
     pub fn next_packet(&mut self, buf: &mut [u8]) -> PacketMeta {
-        let g = match self.groups.len() {
-            1 => &self.groups[0],
-            _ => &self.groups[usize::from(self.rng.random::<u64>() >= self.first_threshold)],
-        };
-        let mut flow = g.members[g.picker.pick(&mut self.rng)];
+        let (g, mut flow) = self.next_flow();
+        let g = &self.groups[g];
         let seq = self.seq;
         self.seq += 1;
         let (ts_ns, len) = match &mut self.kvs {
@@ -211,11 +219,8 @@ impl Generator {
     pub fn next_frame(&mut self, frame: &mut FrameBuf) -> PacketMeta {
         let meta = match self.kvs {
             None => {
-                let g = match self.groups.len() {
-                    1 => &self.groups[0],
-                    _ => &self.groups[usize::from(self.rng.random::<u64>() >= self.first_threshold)],
-                };
-                let flow = g.members[g.picker.pick(&mut self.rng)];
+                let (g, flow) = self.next_flow();
+                let g = &self.groups[g];
                 let seq = self.seq;
                 self.seq += 1;
                 let frame_len = g.sizes.sample(&mut self.rng);
