@@ -192,6 +192,15 @@ fn bad_size_specs() {
 }
 
 #[test]
+fn zipf_draws_cannot_be_stepped() {
+    let d = dir();
+    let out = d.path().join("out.pcap");
+    let args = ["trace", "gen", "--flows", "8", "--zipf", "1.1", "--flow-order", "stepped", "-o", s(&out)];
+    fails(&args, &["--zipf", "--flow-order random"]);
+    assert!(only_entry(d.path()).is_empty());
+}
+
+#[test]
 fn unwritable_output_names_the_file() {
     fails(&["trace", "gen", "-o", "/nonexistent-dir/out.pcap"], &["/nonexistent-dir/out.pcap"]);
 }

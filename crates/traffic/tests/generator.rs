@@ -85,6 +85,19 @@ fn zipf_popularity_is_skewed() {
     assert!((f64::from(counts[0]) / f64::from(counts[1]) - 2f64.powf(1.2)).abs() < 0.15);
 }
 
+/// T-Rex's `op = "inc"`: every flow in turn, the cycle repeating, in every packet's headers too.
+#[test]
+fn stepped_flows_come_in_turn() {
+    let mut g = Generator::new(&GenConfig { popularity: Popularity::Stepped, ..cfg() }).unwrap();
+    let mut buf = vec![0u8; g.max_len()];
+    for i in 0..3 * 64 {
+        let m = g.next_packet(&mut buf);
+        assert_eq!(m.flow as usize, i % 64);
+        let v = PacketView::new_checked(&buf[..m.len]).unwrap();
+        assert_eq!(*v.five_tuple(), g.flows().get(i % 64).unwrap().tuple);
+    }
+}
+
 /// Steering finds its flows through the NIC's table: with 12 queues a 128-entry and a 512-entry table
 /// steer some hashes differently, and every flow of the target lands on queue 5 of the one it was given.
 #[test]
