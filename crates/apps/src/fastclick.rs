@@ -80,7 +80,8 @@ pub enum Source {
 /// One calibration: the configuration, the cycles per packet it must cost there, and the statement that
 /// number comes from. The configuration is `design` on `cores` cores of `r640-silver4216` (the papers'
 /// R640) with `ring`-entry rings, receiving 1500 B packets (1518 B frames) at 200 Gbps from a million
-/// flows, measured in steady state (5 ms after 10 ms of warm-up, flow tables warmed).
+/// flows in the order `flows` gives, measured in steady state (5 ms after 10 ms of warm-up, flow tables
+/// warmed).
 #[derive(Debug)]
 pub struct Calibration {
     /// The receive interface of the statement's configuration (an `ifaces::DESIGN_NAMES` name).

@@ -2,9 +2,9 @@
 //!
 //! - [`trace`]: read pcap/pcapng (streaming, [`TraceReader`]) and write them atomically ([`TraceWriter`]);
 //!   [`link`] normalises other link types to Ethernet.
-//! - [`Generator`]: seeded synthetic traffic from a [`GenConfig`]: sizes ([`sizes`]), flows and their
-//!   popularity ([`flows`]), rate and bursts ([`rate`], [`units`]) and RSS steering ([`steer`]). Every
-//!   packet carries a [`wire::Stamp`] (after a key-value request with [`Payload::Kvs`]); [`template`]
+//! - [`Generator`]: seeded synthetic traffic from a [`GenConfig`]: sizes ([`sizes`]), flows, their
+//!   popularity and order ([`flows`]), rate and bursts ([`rate`], [`units`]) and RSS steering ([`steer`]).
+//!   Every packet carries a [`wire::Stamp`] (after a key-value request with [`Payload::Kvs`]); [`template`]
 //!   makes each one a copy and a few patched fields.
 //! - [`kvs`]: key-value requests (wire format and client) for the `kvs` app and KVS payloads.
 //! - [`inspect`](mod@inspect): the summary `rxlab trace inspect` prints, including how RSS spreads a trace over N
