@@ -482,6 +482,8 @@ mod tests {
         p.cpu.l2.ways = 2;
         p.cpu.l1d.size = 2 * LINE;
         p.cpu.l1d.ways = 2;
+        // Pairs are tested on their own (they would make every other test's line count double).
+        p.cpu.adjacent_prefetch = false;
         p.ddio_ways = ddio;
         p.validate().unwrap();
         Memory::new(&p, 2)
@@ -594,7 +596,7 @@ mod tests {
             assert_eq!(m.cpu_access(0, pair, Op::Read, 0), m.lat.l2);
             assert_eq!(m.stats.llc, (0, 1));
         }
-        // Switched off (`cpu.adjacent_prefetch = false`, the built-in profiles'), the pair is a miss of its own.
+        // Switched off (`cpu.adjacent_prefetch = false`, as `small` builds it), the pair is a miss of its own.
         let mut m = small(1);
         m.cpu_access(0, 4, Op::Read, 0);
         assert!(m.cpu_access(0, 5, Op::Read, 0) > 79_000);
