@@ -482,7 +482,7 @@ mod tests {
         p.cpu.l2.ways = 2;
         p.cpu.l1d.size = 2 * LINE;
         p.cpu.l1d.ways = 2;
-        // Pairs are tested on their own (they would make every other test's line count double).
+        // Pairs are tested on their own (each L2 miss would add a fetch to every other test's counts).
         p.cpu.adjacent_prefetch = false;
         p.ddio_ways = ddio;
         p.validate().unwrap();
