@@ -30,6 +30,11 @@
 //!
 //! A side's value is the mean of `metric` over its rows, or with `above = X` the share of its rows
 //! whose metric exceeds X. Tolerances are fixed per claim from the paper's wording, never fitted.
+//!
+//! Where both sides' points ran `--trials` (the papers' "trimmed means of ten runs"), the verdict also
+//! says how the ratio spreads over the simulator seeds: each seed's own ratio, from the numbers every
+//! trial keeps (`crate::trials::per_run`). The papers' runs spread less than 5 %; a check whose seeds
+//! fall on both sides of its tolerance rests on a server with two states (README, "Two states").
 
 use crate::results::Row;
 use serde::{Deserialize, Serialize};
@@ -143,6 +148,28 @@ pub struct Verdict {
     pub bound: Bound,
     /// Whether rxlab's value is within tolerance of the paper's.
     pub within: bool,
+    /// How the ratio spreads over the seeds of points run with `--trials` (`None` otherwise).
+    pub seeds: Option<Seeds>,
+}
+
+/// A check's ratio seed by seed: the ratio of each seed's own runs of the two sides.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Seeds {
+    /// Seeds compared.
+    pub n: usize,
+    /// How many of them are within tolerance on their own.
+    pub within: usize,
+    /// The lowest seed's ratio.
+    pub min: f64,
+    /// The highest seed's ratio.
+    pub max: f64,
+}
+
+impl std::fmt::Display for Seeds {
+    /// `4 of 10 seeds within, 0.737-1.001`.
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        write!(f, "{} of {} seeds within, {:.3}-{:.3}", self.within, self.n, self.min, self.max)
+    }
 }
 
 /// The sign shown before a paper's value: `≥`, `≤` or nothing.
@@ -171,6 +198,60 @@ impl Select {
 }
 
 impl Check {
+    /// Each seed's value of a side (the mean over its rows of that seed's run), paired by seed; `None`
+    /// unless every row ran the same two or more seeds and kept this metric per run.
+    fn side_seeds(&self, s: &Select, rows: &[Row]) -> Option<Vec<(u64, f64)>> {
+        if self.above.is_some() {
+            return None;
+        }
+        let per: Vec<Vec<(u64, f64)>> = rows
+            .iter()
+            .filter(|r| s.matches(r))
+            .map(|r| crate::trials::per_run(r, &self.metric))
+            .collect::<Option<_>>()?;
+        let first = per.first()?;
+        let same = per.iter().all(|p| p.len() == first.len() && p.iter().zip(first).all(|(x, y)| x.0 == y.0));
+        (first.len() >= 2 && same).then(|| {
+            let n = per.len() as f64;
+            first
+                .iter()
+                .enumerate()
+                .map(|(i, (seed, _))| (*seed, per.iter().map(|p| p[i].1).sum::<f64>() / n))
+                .collect()
+        })
+    }
+
+    /// The check's ratio seed by seed.
+    fn seeds(&self, rows: &[Row]) -> Option<Seeds> {
+        let a = self.side_seeds(&self.a, rows)?;
+        let ratios: Vec<f64> = match &self.b {
+            None => a.iter().map(|x| x.1).collect(),
+            Some(b) => {
+                let b = self.side_seeds(b, rows)?;
+                if b.len() != a.len() || a.iter().zip(&b).any(|(x, y)| x.0 != y.0 || y.1 == 0.0) {
+                    return None;
+                }
+                a.iter().zip(&b).map(|(x, y)| x.1 / y.1).collect()
+            }
+        };
+        Some(Seeds {
+            n: ratios.len(),
+            within: ratios.iter().filter(|x| self.holds(**x)).count(),
+            min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
+            max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        })
+    }
+
+    /// Whether `x` is within tolerance of the paper's value, as the bound asks.
+    fn holds(&self, x: f64) -> bool {
+        let (lo, hi) = (self.paper * (1.0 - self.tolerance), self.paper * (1.0 + self.tolerance));
+        match self.bound {
+            Bound::About => (lo..=hi).contains(&x),
+            Bound::AtLeast => x >= lo,
+            Bound::AtMost => x <= hi,
+        }
+    }
+
     fn side(&self, s: &Select, rows: &[Row]) -> Option<f64> {
         let vals: Vec<f64> = rows.iter().filter(|r| s.matches(r)).filter_map(|r| r.metric(&self.metric)).collect();
         if vals.is_empty() {
@@ -190,19 +271,14 @@ impl Check {
             None => a,
             Some(b) => a.zip(self.side(b, rows)).and_then(|(a, b)| (b != 0.0).then_some(a / b)),
         };
-        let (lo, hi) = (self.paper * (1.0 - self.tolerance), self.paper * (1.0 + self.tolerance));
-        let within = rxlab.is_some_and(|x| match self.bound {
-            Bound::About => (lo..=hi).contains(&x),
-            Bound::AtLeast => x >= lo,
-            Bound::AtMost => x <= hi,
-        });
         Verdict {
             what: self.what.clone(),
             paper: self.paper,
             rxlab,
             tolerance: self.tolerance,
             bound: self.bound,
-            within,
+            within: rxlab.is_some_and(|x| self.holds(x)),
+            seeds: self.seeds(rows),
         }
     }
 }
@@ -232,5 +308,36 @@ mod tests {
         let v = c.verdict(&[row("p", 50.0), row("r", 200.0)]);
         assert!(!v.within);
         assert_eq!(c.verdict(&[row("p", 1.0)]).rxlab, None);
+        assert_eq!(c.verdict(&[row("p", 150.0), row("r", 200.0)]).seeds, None, "no trials, no spread");
+    }
+
+    /// A row run on seeds 1.. with these throughputs, as `--trials` records them.
+    fn trials(label: &str, gbps: &[f64]) -> Row {
+        let mut r = row(label, 0.0);
+        r.metrics.insert("trials.n".into(), gbps.len().into());
+        for (i, g) in gbps.iter().enumerate() {
+            r.metrics.insert(format!("trials.runs.{i}.seed"), (i + 1).into());
+            r.metrics.insert(format!("trials.runs.{i}.gbps_wire"), (*g).into());
+        }
+        r
+    }
+
+    #[test]
+    fn trials_show_how_the_ratio_spreads_over_seeds() {
+        let c: Check = toml::from_str(
+            "what = \"x\"\nmetric = \"throughput.gbps_wire\"\na = \"p\"\nb = \"r\"\npaper = 0.8\ntolerance = 0.1",
+        )
+        .unwrap();
+        // Seeds 1 and 3 tip (150 of 200: 0.75, within), seed 2 does not (1.0, a miss).
+        let rows = [trials("p", &[150.0, 200.0, 150.0]), trials("r", &[200.0, 200.0, 200.0])];
+        let s = c.verdict(&rows).seeds.expect("both sides ran trials");
+        assert_eq!((s.n, s.within, s.min, s.max), (3, 2, 0.75, 1.0));
+        assert_eq!(s.to_string(), "2 of 3 seeds within, 0.750-1.000");
+        // Sides run on different seeds, or a metric the trials do not keep, give no spread.
+        let mut other = trials("r", &[200.0, 200.0, 200.0]);
+        other.metrics.insert("trials.runs.0.seed".into(), 7.into());
+        assert_eq!(c.verdict(&[rows[0].clone(), other]).seeds, None);
+        let cycles: Check = toml::from_str("what = \"x\"\nmetric = \"cycles.total\"\na = \"p\"\npaper = 1.0").unwrap();
+        assert_eq!(cycles.verdict(&rows).seeds, None);
     }
 }

@@ -4,10 +4,12 @@
 use crate::claim::Verdict;
 use crate::experiment::{Experiment, Point};
 use crate::params::{Params, Quantity};
+use crate::results::Row;
 use crate::{cancel, point, report, results, sweep};
 use anyhow::{Context, Result};
 use clap::Args;
 use serde::Serialize;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use traffic::atomic;
@@ -31,6 +33,10 @@ pub struct ReproduceArgs {
     /// Parallel runs [default: the machine's cores].
     #[arg(long)]
     jobs: Option<usize>,
+    /// Run nothing: judge the points already in --out, whichever rxlab build ran them (after a claim's
+    /// checks or the verdict table changed); a claim missing any of its points is not run.
+    #[arg(long)]
+    judge: bool,
     /// Parameters that override every point's (e.g. `--duration 50us` for a smoke test).
     #[command(flatten)]
     flags: Params,
@@ -81,6 +87,8 @@ fn reproduce_one(exp: &Experiment, a: &ReproduceArgs) -> ClaimResult {
         .collect();
     let outcome = if let Some(d) = missing.first() {
         Err(format!("design missing ({d})"))
+    } else if a.judge {
+        judged(&pts, &a.out.join(&exp.name))
     } else {
         sweep::sweep(exp, &pts, &a.out.join(&exp.name), a.jobs).map_err(|e| format!("{e:#}"))
     };
@@ -95,6 +103,28 @@ fn reproduce_one(exp: &Experiment, a: &ReproduceArgs) -> ClaimResult {
         not_run,
         wall_s: start.elapsed().as_secs_f64(),
     }
+}
+
+/// The finished rows of `pts` that `dir` holds, whichever build ran them (`--judge`); an error when any
+/// is missing. Says which builds the rows come from.
+fn judged(pts: &[Point], dir: &Path) -> Result<Vec<Row>, String> {
+    let wanted: HashSet<&str> = pts.iter().map(|p| p.id.as_str()).collect();
+    let rows: Vec<Row> = results::finished(results::load_points(dir).map_err(|e| format!("{e:#}"))?)
+        .into_iter()
+        .filter(|r| wanted.contains(r.id.as_str()))
+        .collect();
+    if rows.len() < wanted.len() {
+        return Err(format!(
+            "{} of {} points are not in {} (--judge runs nothing)",
+            wanted.len() - rows.len(),
+            wanted.len(),
+            dir.display()
+        ));
+    }
+    let builds: BTreeSet<&str> = rows.iter().map(|r| r.build.as_str()).collect();
+    let builds = builds.into_iter().collect::<Vec<_>>().join(", ");
+    eprintln!("{}: judging {} points run by build {builds}", dir.display(), rows.len());
+    Ok(rows)
 }
 
 /// The experiments with a claim in `dir`, by file name.
@@ -131,7 +161,9 @@ pub fn table(results: &[ClaimResult]) -> String {
             let rx = v.rxlab.map_or_else(|| "-".into(), |x| format!("{x:.3}"));
             let verdict = if v.within { "within" } else { "MISS" };
             let paper = format!("{}{:.3}", crate::claim::bound_sign(v.bound), v.paper);
-            lines.push(row(&r.name, &v.what, &paper, &rx, &format!("{verdict} (±{:.0} %)", v.tolerance * 100.0)));
+            let seeds = v.seeds.map_or_else(String::new, |s| format!("; {s}"));
+            let tail = format!("{verdict} (±{:.0} %){seeds}", v.tolerance * 100.0);
+            lines.push(row(&r.name, &v.what, &paper, &rx, &tail));
         }
     }
     lines.join("\n")
@@ -167,7 +199,13 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
         checks.len(),
         results.iter().filter(|r| r.not_run.is_some()).count(),
         start.elapsed().as_secs_f64(),
-        if a.quick { " (quick)" } else { "" }
+        if a.judge {
+            " (judged; nothing run)"
+        } else if a.quick {
+            " (quick)"
+        } else {
+            ""
+        }
     );
     if results.iter().any(|r| r.not_run.is_none()) {
         println!("report: {}", report::render(&a.out)?.display());

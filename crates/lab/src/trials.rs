@@ -9,6 +9,7 @@
 
 use crate::params::Params;
 use crate::point::{self, Outcome};
+use crate::results::Row;
 use anyhow::{Context, Result};
 use serde::Serialize;
 use serde_json::Value;
@@ -38,6 +39,27 @@ pub struct Trials {
     pub shown_seed: u64,
     /// Every run, in seed order.
     pub runs: Vec<Run>,
+}
+
+/// A result row's `metric` in each of its trials, as (seed, value) in seed order, for the metrics every
+/// trial keeps ([`Run`]: the throughput or no-drop rate, the mean latency, the ring occupancy); `None`
+/// for other metrics and for points run once.
+pub fn per_run(row: &Row, metric: &str) -> Option<Vec<(u64, f64)>> {
+    let ndr = row.text("ndr") == "true";
+    let field = match metric {
+        "ndr.gbps" if ndr => "gbps_wire",
+        "throughput.gbps_wire" if !ndr => "gbps_wire",
+        "latency.mean" => "latency_mean",
+        "ring_occupancy" => "ring_occupancy",
+        _ => return None,
+    };
+    let n = row.metric("trials.n")? as usize;
+    (0..n)
+        .map(|i| {
+            let seed = row.metric(&format!("trials.runs.{i}.seed"))? as u64;
+            Some((seed, row.metric(&format!("trials.runs.{i}.{field}"))?))
+        })
+        .collect()
 }
 
 /// The mean of `xs` without its lowest and highest value when there are three or more.

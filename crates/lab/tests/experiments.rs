@@ -169,6 +169,27 @@ fn reproduce_quick_runs_a_claim_and_reports_missing_designs() {
 }
 
 #[test]
+fn reproduce_with_trials_shows_the_seeds_and_judge_reruns_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "tiny.toml", TINY);
+    let out = d.path().join("out");
+    let args = ["reproduce", "--quick", "--dir", s(d.path()), "-o", s(&out), "--trials", "3"];
+    let text = ok(&[&args[..], &["--duration", "40us", "--warmup", "10us"]].concat());
+    assert!(text.contains("of 3 seeds within"), "{text}");
+    // Results of another build are judged as they are, not run again.
+    let points = out.join("tiny/points.jsonl");
+    let other = std::fs::read_to_string(&points).unwrap().replace("\"build\":\"", "\"build\":\"0other");
+    std::fs::write(&points, other).unwrap();
+    let judge = rxlab(&[&args[..], &["--duration", "40us", "--warmup", "10us", "--judge"]].concat());
+    let (stdout, stderr) = (String::from_utf8_lossy(&judge.stdout), String::from_utf8_lossy(&judge.stderr));
+    assert!(stdout.contains("(judged; nothing run)") && stdout.contains("of 3 seeds within"), "{stdout}");
+    assert!(stderr.contains("judging 4 points run by build 0other"), "{stderr}");
+    // Points that are not there are not run either: the claim says so.
+    let text = ok(&[&args[..], &["--duration", "50us", "--warmup", "10us", "--judge"]].concat());
+    assert!(text.contains("not run: 4 of 4 points are not in"), "{text}");
+}
+
+#[test]
 fn advise_sizes_ax_for_the_ddio_ways() {
     let text = ok(&["advise", "--profile", "r640-silver4216", "--cores", "16", "--nics", "2"]);
     assert!(text.contains("largest |Ax|"), "{text}");

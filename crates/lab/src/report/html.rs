@@ -16,7 +16,7 @@ td:first-child,th:first-child{text-align:left}th{background:#eee}.ok{color:#0670
 .miss{color:#b00020;font-weight:bold}figure{display:inline-block;margin:.3em;vertical-align:top}figcaption{font-size:13px;color:#555}\
 h2{border-bottom:2px solid #ddd;margin-top:2em}";
 
-/// The verdict cell: value, and whether it is within tolerance.
+/// The verdict cell: value, whether it is within tolerance, and how it spreads over trial seeds.
 pub fn verdict_cells(v: &Verdict) -> [String; 4] {
     let rx = v.rxlab.map_or_else(|| "no data".into(), |x| format!("{x:.3}"));
     let (class, word) = match (v.rxlab, v.within) {
@@ -28,7 +28,11 @@ pub fn verdict_cells(v: &Verdict) -> [String; 4] {
         esc(&v.what),
         format!("{}{:.3}", esc(crate::claim::bound_sign(v.bound)), v.paper),
         rx,
-        format!("<span class=\"{class}\">{word} (±{:.0} %)</span>", v.tolerance * 100.0),
+        format!(
+            "<span class=\"{class}\">{word} (±{:.0} %)</span>{}",
+            v.tolerance * 100.0,
+            v.seeds.map_or_else(String::new, |s| format!("<br><small>{s}</small>"))
+        ),
     ]
 }
 
