@@ -26,6 +26,10 @@ pub struct Run {
     pub latency_mean: f64,
     /// Mean receive ring occupancy, a share of the ring.
     pub ring_occupancy: f64,
+    /// Cycles per packet.
+    pub cycles: f64,
+    /// DRAM traffic, read and write, GB/s.
+    pub memory_gbs: f64,
 }
 
 /// What `--trials` adds to a report, as `trials`.
@@ -42,8 +46,8 @@ pub struct Trials {
 }
 
 /// A result row's `metric` in each of its trials, as (seed, value) in seed order, for the metrics every
-/// trial keeps ([`Run`]: the throughput or no-drop rate, the mean latency, the ring occupancy); `None`
-/// for other metrics and for points run once.
+/// trial keeps ([`Run`]: the throughput or no-drop rate, the mean latency, the ring occupancy, cycles per
+/// packet, memory traffic); `None` for other metrics and for points run once.
 pub fn per_run(row: &Row, metric: &str) -> Option<Vec<(u64, f64)>> {
     let ndr = row.text("ndr") == "true";
     let field = match metric {
@@ -51,6 +55,8 @@ pub fn per_run(row: &Row, metric: &str) -> Option<Vec<(u64, f64)>> {
         "throughput.gbps_wire" if !ndr => "gbps_wire",
         "latency.mean" => "latency_mean",
         "ring_occupancy" => "ring_occupancy",
+        "cycles.total" => "cycles",
+        "derived.memory_gbs" => "memory_gbs",
         _ => return None,
     };
     let n = row.metric("trials.n")? as usize;
@@ -113,6 +119,8 @@ pub fn run(p: &Params, n: u32) -> Result<Outcome> {
             gbps_wire: number(&o.json, key),
             latency_mean: number(&o.json, "latency.mean"),
             ring_occupancy: number(&o.json, "ring_occupancy"),
+            cycles: number(&o.json, "cycles.total"),
+            memory_gbs: number(&o.json, "memory.read_gbs") + number(&o.json, "memory.write_gbs"),
         })
         .collect();
     let mut order: Vec<usize> = (0..runs.len()).collect();
@@ -121,7 +129,7 @@ pub fn run(p: &Params, n: u32) -> Result<Outcome> {
     let all: Vec<&Value> = outs.iter().map(|(_, o)| &o.json).collect();
     let mut json = aggregate(&shown.json, &all);
     let trials = Trials { n: runs.len(), trimmed: runs.len() >= 3, shown_seed: *shown_seed, runs };
-    let text = format!("{}\n{}", shown.text.trim_end(), table(&trials, &json, key, ndr));
+    let text = format!("{}\n{}", shown.text.trim_end(), table(&trials, ndr));
     if let Value::Object(m) = &mut json {
         m.insert("trials".into(), serde_json::to_value(&trials)?);
     }
@@ -129,7 +137,7 @@ pub fn run(p: &Params, n: u32) -> Result<Outcome> {
 }
 
 /// The runs and their trimmed means as text.
-fn table(t: &Trials, json: &Value, key: &str, ndr: bool) -> String {
+fn table(t: &Trials, ndr: bool) -> String {
     let mean = if t.trimmed { "trimmed mean (lowest and highest dropped)" } else { "mean" };
     let mut s = format!(
         "trials: {} runs; every number of the JSON and results.csv is the {mean} of the runs', the report above \
@@ -137,14 +145,29 @@ fn table(t: &Trials, json: &Value, key: &str, ndr: bool) -> String {
         t.n, t.shown_seed
     );
     let gbps = if ndr { "NDR Gbps" } else { "Gbps" };
-    let _ = writeln!(s, "{:>8} {gbps:>9} {:>12} {:>11}", "seed", "mean us", "ring occ %");
-    let row = |s: &mut String, name: &str, g: f64, lat: f64, occ: f64| {
-        let _ = writeln!(s, "{name:>8} {g:>9.1} {:>12.1} {:>11.1}", lat / 1e3, occ * 100.0);
+    let _ =
+        writeln!(s, "{:>8} {gbps:>9} {:>12} {:>11} {:>8} {:>9}", "seed", "mean us", "ring occ %", "cycles", "mem GB/s");
+    let row = |s: &mut String, name: &str, r: &Run| {
+        let (lat, occ) = (r.latency_mean / 1e3, r.ring_occupancy * 100.0);
+        let _ = writeln!(
+            s,
+            "{name:>8} {:>9.1} {lat:>12.1} {occ:>11.1} {:>8.0} {:>9.1}",
+            r.gbps_wire, r.cycles, r.memory_gbs
+        );
     };
     for r in &t.runs {
-        row(&mut s, &r.seed.to_string(), r.gbps_wire, r.latency_mean, r.ring_occupancy);
+        row(&mut s, &r.seed.to_string(), r);
     }
-    row(&mut s, "trimmed", number(json, key), number(json, "latency.mean"), number(json, "ring_occupancy"));
+    let f = |g: fn(&Run) -> f64| trimmed_mean(&t.runs.iter().map(g).collect::<Vec<_>>());
+    let trimmed = Run {
+        seed: 0,
+        gbps_wire: f(|r| r.gbps_wire),
+        latency_mean: f(|r| r.latency_mean),
+        ring_occupancy: f(|r| r.ring_occupancy),
+        cycles: f(|r| r.cycles),
+        memory_gbs: f(|r| r.memory_gbs),
+    };
+    row(&mut s, "trimmed", &trimmed);
     s
 }
 
@@ -185,6 +208,9 @@ mod tests {
         assert_eq!(t["n"], 3);
         let seeds: Vec<u64> = t["runs"].as_array().unwrap().iter().map(|r| r["seed"].as_u64().unwrap()).collect();
         assert_eq!(seeds, [5, 6, 7]);
+        let kept = |i: usize, run: &str, report: f64| assert_eq!(t["runs"][i][run].as_f64(), Some(report), "{run}");
+        kept(1, "cycles", number(&single[1], "cycles.total"));
+        kept(2, "memory_gbs", number(&single[2], "memory.read_gbs") + number(&single[2], "memory.write_gbs"));
         let shown = &single[(t["shown_seed"].as_u64().unwrap() - 5) as usize];
         assert_eq!(out.json["latency_cdf"], shown["latency_cdf"]);
         assert!(out.text.contains("trials: 3 runs") && out.text.contains("trimmed"), "{}", out.text);

@@ -226,6 +226,8 @@ pub const METRICS: &[Metric] = &[
     m("trials.runs.*.gbps_wire", "Throughput of run {}", "Gbps {}", Gbps, false),
     m("trials.runs.*.latency_mean", "Mean latency of run {}", "mean {}", Ns, true),
     m("trials.runs.*.ring_occupancy", "Ring occupancy of run {}", "occ {}", Share, false),
+    m("trials.runs.*.cycles", "Cycles per packet of run {}", "cyc {}", Cycles, false),
+    m("trials.runs.*.memory_gbs", "Memory bandwidth of run {}", "mem {}", GBs, false),
 ];
 
 /// Sweep parameters that figures put on axes or in legends (the others fall back to their key).
