@@ -31,6 +31,16 @@ pub enum Arrivals {
     Poisson,
 }
 
+/// Which of a noise horizon's rare interruptions a simulated run carries (`sim::noise::Tail`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoiseTail {
+    /// The longest.
+    Longest,
+    /// Every one beyond the profile's last quantile below its longest.
+    Rare,
+}
+
 /// The order in which the generator sends its flows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -305,6 +315,13 @@ pub struct Params {
     /// warm-up included (a no-drop trial of RFC 2544 lasts 60s) [default: the run's own length].
     #[arg(long)]
     pub noise_horizon: Option<Quantity>,
+    /// Simulator: which of the horizon's rare interruptions each core's run carries: `longest` (the one
+    /// that decides a no-drop trial) or `rare`, all of them beyond the profile's last quantile below its
+    /// longest (sysjitter's p99.99; about five per core in 50 s), each a chance to tip a server with two
+    /// states (sim/src/noise.rs) [default: longest].
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub noise_tail: Option<NoiseTail>,
     /// Simulator: before the run, give each core's NF every flow RSS steers to it, as the papers' warm-up
     /// traffic does (10 s of T-Rex before measuring), so flow tables start in steady state; `false`
     /// starts them empty and every flow's first packet creates it [default: true].

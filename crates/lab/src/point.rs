@@ -4,7 +4,7 @@
 //! configuration.
 
 use crate::ndr::{self, NdrOptions};
-use crate::params::{Arrivals, Engine, FlowOrder, Params, Quantity};
+use crate::params::{Arrivals, Engine, FlowOrder, NoiseTail, Params, Quantity};
 use crate::traffic_args::{TrafficArgs, flag};
 use anyhow::{Result, anyhow, bail};
 use apps::AppParams;
@@ -261,6 +261,10 @@ pub fn build(p: &Params) -> Result<Config> {
                 seed: *get(&p.sim_seed, "sim-seed")?,
                 noise: *get(&p.noise, "noise")?,
                 noise_horizon_ps: optional_ps(&p.noise_horizon, "noise-horizon")?,
+                noise_tail: match p.noise_tail {
+                    None | Some(NoiseTail::Longest) => sim::noise::Tail::Longest,
+                    Some(NoiseTail::Rare) => sim::noise::Tail::Rare,
+                },
                 warm_tables: *get(&p.warm_tables, "warm-tables")?,
                 stall_ps: optional_ps(&p.stall, "stall")?.unwrap_or(0),
             })))

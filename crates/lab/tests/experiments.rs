@@ -190,6 +190,20 @@ fn reproduce_with_trials_shows_the_seeds_and_judge_reruns_nothing() {
 }
 
 #[test]
+fn a_rare_noise_tail_carries_more_of_the_horizons_long_interruptions() {
+    let noise = |tail: &str| {
+        let args = ["run", "--engine", "sim", "--app", "echo", "--cores", "2", "--rate", "20G", "--size", "1518"];
+        let more = ["--duration", "2ms", "--warmup", "10us", "--noise-horizon", "60s", "--noise-tail", tail, "--json"];
+        let r: serde_json::Value = serde_json::from_str(&ok(&[&args[..], &more[..]].concat())).unwrap();
+        r["noise"]["total_us"].as_f64().expect("noise.total_us")
+    };
+    let (longest, rare) = (noise("longest"), noise("rare"));
+    // About six interruptions beyond p99.99 (38-47 us) per core in 60 s, where `longest` carries one.
+    assert!(rare > longest + 100.0, "rare {rare} us against longest {longest} us of interruptions");
+    fails(&["run", "--engine", "sim", "--noise-tail", "most"], &["--noise-tail"]);
+}
+
+#[test]
 fn advise_sizes_ax_for_the_ddio_ways() {
     let text = ok(&["advise", "--profile", "r640-silver4216", "--cores", "16", "--nics", "2"]);
     assert!(text.contains("largest |Ax|"), "{text}");

@@ -58,6 +58,8 @@ pub struct SimConfig {
     /// Real time whose rare interruptions the run (warm-up included) carries, ps ([`crate::noise`]; a
     /// no-drop trial of RFC 2544 lasts 60 s); `None`: the run's own length.
     pub noise_horizon_ps: Option<u64>,
+    /// Which of the horizon's rare interruptions the run carries ([`crate::noise::Tail`]).
+    pub noise_tail: crate::noise::Tail,
     /// Whether each core's app sees every flow RSS steers to it before the run (`apps::App::warm`), as
     /// the papers' warm-up traffic shows it every flow; `false` starts with empty flow tables.
     pub warm_tables: bool,
@@ -90,6 +92,7 @@ impl Default for SimConfig {
             seed: 1,
             noise: true,
             noise_horizon_ps: None,
+            noise_tail: crate::noise::Tail::Longest,
             warm_tables: true,
             stall_ps: 0,
         }

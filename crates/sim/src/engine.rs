@@ -257,7 +257,7 @@ pub fn run_design<D: Design, A: App>(
         .map(|i| {
             let params =
                 if cfg.noise { profile.core_noise(i, cores).clone() } else { crate::noise::NoiseParams::none() };
-            CoreNoise::new(&params, cfg.seed, i, cfg.duration_ps, cfg.noise_horizon_ps)
+            CoreNoise::new(&params, cfg.seed, i, cfg.duration_ps, cfg.noise_horizon_ps, cfg.noise_tail)
         })
         .collect();
     let mut core_state: Vec<CoreState<'_>> = (0..cores)
