@@ -114,11 +114,9 @@ impl NoiseParams {
 }
 
 /// Which of a horizon's rare interruptions a run carries (module documentation).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tail {
-    /// The horizon's longest interruption, which decides a no-drop trial.
-    #[default]
+    /// The horizon's longest interruption, which decides a no-drop trial (the default).
     Longest,
     /// Every interruption of the horizon beyond the profile's last quantile below the maximum (sysjitter's
     /// p99.99): the chances a trial of that length has to tip a server with two states.
