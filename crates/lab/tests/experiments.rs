@@ -201,6 +201,11 @@ fn a_rare_noise_tail_carries_more_of_the_horizons_long_interruptions() {
     // About six interruptions beyond p99.99 (38-47 us) per core in 60 s, where `longest` carries one.
     assert!(rare > longest + 100.0, "rare {rare} us against longest {longest} us of interruptions");
     fails(&["run", "--engine", "sim", "--noise-tail", "most"], &["--noise-tail"]);
+    // A distribution without a far tail would bring a minute of ordinary interruptions into the run.
+    let two_points = "noise.quantiles = [[0.0, 1000.0], [1.0, 50000.0]]";
+    let args =
+        ["run", "--engine", "sim", "--noise-horizon", "60s", "--noise-tail", "rare", "--profile-set", two_points];
+    fails(&args, &["--noise-tail", "0.999"]);
 }
 
 #[test]

@@ -182,6 +182,14 @@ impl Snapshot {
 fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
     cfg.validate()?;
     profile.validate()?;
+    if cfg.noise && cfg.noise_tail == crate::noise::Tail::Rare && cfg.noise_horizon_ps.is_some() {
+        for core in 0..cfg.iface.cores.min(profile.cpu.cores) {
+            profile
+                .core_noise(core, cfg.iface.cores)
+                .check_rare_tail()
+                .map_err(|message| SimError::Config { option: "noise-tail", message })?;
+        }
+    }
     if cfg.iface.cores > profile.cpu.cores {
         return Err(SimError::Config {
             option: "cores",

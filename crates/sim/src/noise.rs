@@ -103,6 +103,21 @@ impl NoiseParams {
         self.quantiles.iter().rev().map(|q| q.0).find(|&u| u < 1.0).unwrap_or(0.0)
     }
 
+    /// Check that the profile's tail is rare enough for [`Tail::Rare`]: its last quantile below 1 at a
+    /// share of at least [`RARE_SHARE_MIN`], so that what a run carries beyond it is a trial's handful of
+    /// long interruptions, not a horizon's worth of ordinary ones compressed into milliseconds.
+    pub fn check_rare_tail(&self) -> Result<(), String> {
+        let share = self.rare_share();
+        if !self.is_on() || share >= RARE_SHARE_MIN {
+            return Ok(());
+        }
+        Err(format!(
+            "a rare tail carries every interruption beyond the noise's last quantile below 1, here at share {share}; \
+             give the distribution a point at share {RARE_SHARE_MIN} or above (sysjitter's p99.9 or p99.99), or \
+             use the longest tail"
+        ))
+    }
+
     /// The share of the distribution of the longest interruption in `horizon_ps` of real time, `None`
     /// when the horizon likely has none. Above any share u, a Poisson stream has Poisson(rate x horizon
     /// x (1 - u)) interruptions, so 1 - u of the longest is exponential with mean 1 / (rate x horizon).
@@ -112,6 +127,10 @@ impl NoiseParams {
         (u > 0.0).then_some(u)
     }
 }
+
+/// The lowest last quantile below 1 a profile may give for [`Tail::Rare`]: sysjitter's p99.9. At 1 kHz a
+/// 50 s horizon then carries about 50 interruptions beyond it; at p99.99, the built-in profiles', about 5.
+pub const RARE_SHARE_MIN: f64 = 0.999;
 
 /// Which of a horizon's rare interruptions a run carries (module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -303,6 +322,17 @@ mod tests {
         assert!(shares.len() == 1000 && above > 990, "60 000 interruptions: the longest is above p99.99 ({above})");
         let some = (0..1000).filter(|_| n.longest(1_000_000, &mut rng).is_some()).count();
         assert!(some < 10, "1 us has an interruption once in a thousand: {some} of 1000");
+    }
+
+    #[test]
+    fn a_rare_tail_needs_a_last_quantile_in_the_far_tail() {
+        assert_eq!(jit().check_rare_tail(), Ok(()));
+        let two = NoiseParams { rate_hz: 1000.0, quantiles: vec![(0.0, 1000.0), (1.0, 50_000.0)] };
+        let err = two.check_rare_tail().unwrap_err();
+        assert!(err.contains("share 0") && err.contains("0.999"), "{err}");
+        let p99 = NoiseParams { rate_hz: 1000.0, quantiles: vec![(0.0, 1000.0), (0.99, 5000.0), (1.0, 50_000.0)] };
+        assert!(p99.check_rare_tail().is_err(), "p99 would carry 500 of a minute's interruptions");
+        assert_eq!(NoiseParams { rate_hz: 0.0, ..two }.check_rare_tail(), Ok(()), "no noise, nothing to carry");
     }
 
     /// Interruptions of core 0 over a 10 ms run with seed `seed`, horizon `h` and tail `tail`, all taken.
