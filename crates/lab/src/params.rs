@@ -315,10 +315,10 @@ pub struct Params {
     /// warm-up included (a no-drop trial of RFC 2544 lasts 60s) [default: the run's own length].
     #[arg(long)]
     pub noise_horizon: Option<Quantity>,
-    /// Simulator: which of the horizon's rare interruptions each core's run carries: `longest` (the one
-    /// that decides a no-drop trial) or `rare`, all of them beyond the profile's last quantile below its
-    /// longest (sysjitter's p99.99; about five per core in 50 s), each a chance to tip a server with two
-    /// states (sim/src/noise.rs) [default: longest].
+    /// Simulator: which of the horizon's rare interruptions each core's run carries: `rare`, all of them
+    /// beyond the profile's last quantile below its longest (sysjitter's p99.99; about five per core in
+    /// 50 s), each a chance to tip a server with two states, or `longest`, the one that decides a no-drop
+    /// trial, alone (sim/src/noise.rs) [default: rare].
     #[arg(long, value_enum)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub noise_tail: Option<NoiseTail>,

@@ -262,8 +262,8 @@ pub fn build(p: &Params) -> Result<Config> {
                 noise: *get(&p.noise, "noise")?,
                 noise_horizon_ps: optional_ps(&p.noise_horizon, "noise-horizon")?,
                 noise_tail: match p.noise_tail {
-                    None | Some(NoiseTail::Longest) => sim::noise::Tail::Longest,
-                    Some(NoiseTail::Rare) => sim::noise::Tail::Rare,
+                    Some(NoiseTail::Longest) => sim::noise::Tail::Longest,
+                    None | Some(NoiseTail::Rare) => sim::noise::Tail::Rare,
                 },
                 warm_tables: *get(&p.warm_tables, "warm-tables")?,
                 stall_ps: optional_ps(&p.stall, "stall")?.unwrap_or(0),

@@ -92,7 +92,7 @@ impl Default for SimConfig {
             seed: 1,
             noise: true,
             noise_horizon_ps: None,
-            noise_tail: crate::noise::Tail::Longest,
+            noise_tail: crate::noise::Tail::Rare,
             warm_tables: true,
             stall_ps: 0,
         }

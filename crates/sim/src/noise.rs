@@ -12,23 +12,24 @@
 //! A simulated run of milliseconds sees the frequent, short interruptions but almost never the rare, long
 //! ones that decide a no-drop trial of a minute (RFC 2544 §24: at least 60 s) or tip a server whose working
 //! set leaks out of the LLC into its second state (rings full, buffers in DRAM: the papers' runs last tens of
-//! seconds). With a horizon `H`, each core's run (warm-up included, standing for the real trial's start)
-//! carries the longest interruption that core has in `H` seconds, at a time drawn uniformly over the run as
-//! in the real trial, while the shorter ones keep their real rate. The longest is what decides both: a trial
-//! fails on any overflow, and a server tips on the first interruption long enough. Carrying that one alone
-//! keeps each core's load as the real one's (a run carrying more of a minute's rare interruptions would put
-//! them milliseconds apart instead of seconds, and the cores that just reach line rate in the papers would
-//! never catch up between them).
+//! seconds). With a horizon `H`, each core's run (warm-up included, standing for the real trial) carries
+//! the rare interruptions that core has in `H` seconds, each at a time drawn uniformly over the run as in
+//! the real trial, while the shorter ones keep their real rate. Which of them, [`Tail`] says:
 //!
-//! Measured since (stop 44): the longest alone does not decide a tip. privRing's NAT on 16 cores, whose
-//! tip the housekeeping core's longest interruption of a 50 s trial (218-347 us) triggers, tips on 11 of
-//! the 21 seeds where that interruption falls before the run's last 10 ms, and neither its length nor its
-//! time tells which (218 us at 14.2 ms tips, 285 us at 14.7 ms does not). A real trial has about five
-//! interruptions beyond the source's p99.99 on that core (rate x 50 s x 10^-4), each a chance to tip.
-//! [`Tail::Rare`] carries them all: a Poisson number, each with its length drawn from the tail beyond the
-//! profile's last quantile below the maximum, at a time drawn uniformly over the run. They stay seconds
-//! apart's worth of load on a typical core (five of 38-47 us in tens of milliseconds), so cores at 93 %
-//! of their budget still catch up between them. [`Tail::Longest`] (the default) is the rule above.
+//! - [`Tail::Rare`] (the default) carries every one beyond the profile's last quantile below its longest
+//!   (sysjitter's p99.99): a Poisson number, rate x `H` x 10^-4 on average (five per core in 50 s at
+//!   1 kHz), each with its length drawn from that tail. A server tips on an interruption by chance, not by
+//!   its length alone (measured, stop 44: privRing's NAT on 16 cores, which the housekeeping core's long
+//!   interruption tips, tipped on 11 of the 21 seeds whose longest fell before the run's last 10 ms, and
+//!   neither length nor time told which: 218 us at 14.2 ms tipped, 285 us at 14.7 ms did not), so a trial
+//!   with five chances tips more often than one with one, as the papers' privRing, which "collapses" in
+//!   every trial of ten with a standard deviation under 5 %. The price is density: five interruptions of
+//!   a trial's tens of seconds come within the run's tens of milliseconds, 0.5 % of a worker core's time
+//!   (five of 38-47 us in 40 ms) and 3 % of the housekeeping core's (five of 184-347 us), where the real
+//!   trial's cost is negligible; a core within 3 % of its budget may fall behind where the real one would not.
+//! - [`Tail::Longest`] carries the longest alone, which decides a no-drop trial (a trial fails on any
+//!   overflow) and keeps each core's load as the real one's, but gives a server one chance to tip where the
+//!   trial has several (the rule until stop 45).
 
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp1, Poisson};
@@ -135,10 +136,10 @@ pub const RARE_SHARE_MIN: f64 = 0.999;
 /// Which of a horizon's rare interruptions a run carries (module documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tail {
-    /// The horizon's longest interruption, which decides a no-drop trial (the default).
+    /// The horizon's longest interruption alone, which decides a no-drop trial.
     Longest,
     /// Every interruption of the horizon beyond the profile's last quantile below the maximum (sysjitter's
-    /// p99.99): the chances a trial of that length has to tip a server with two states.
+    /// p99.99): the chances a trial of that length has to tip a server with two states (the default).
     Rare,
 }
 
