@@ -191,15 +191,16 @@ fn reproduce_with_trials_shows_the_seeds_and_judge_reruns_nothing() {
 
 #[test]
 fn a_rare_noise_tail_carries_more_of_the_horizons_long_interruptions() {
-    let noise = |tail: &str| {
+    let noise = |tail: &[&str]| {
         let args = ["run", "--engine", "sim", "--app", "echo", "--cores", "2", "--rate", "20G", "--size", "1518"];
-        let more = ["--duration", "2ms", "--warmup", "10us", "--noise-horizon", "60s", "--noise-tail", tail, "--json"];
-        let r: serde_json::Value = serde_json::from_str(&ok(&[&args[..], &more[..]].concat())).unwrap();
+        let more = ["--duration", "2ms", "--warmup", "10us", "--noise-horizon", "60s", "--json"];
+        let r: serde_json::Value = serde_json::from_str(&ok(&[&args[..], &more[..], tail].concat())).unwrap();
         r["noise"]["total_us"].as_f64().expect("noise.total_us")
     };
-    let (longest, rare) = (noise("longest"), noise("rare"));
+    let (longest, rare) = (noise(&["--noise-tail", "longest"]), noise(&["--noise-tail", "rare"]));
     // About six interruptions beyond p99.99 (38-47 us) per core in 60 s, where `longest` carries one.
     assert!(rare > longest + 100.0, "rare {rare} us against longest {longest} us of interruptions");
+    assert_eq!(noise(&[]), rare, "the rare tail is the default");
     fails(&["run", "--engine", "sim", "--noise-tail", "most"], &["--noise-tail"]);
     // A distribution without a far tail would bring a minute of ordinary interruptions into the run.
     let two_points = "noise.quantiles = [[0.0, 1000.0], [1.0, 50000.0]]";
