@@ -192,6 +192,25 @@ pub fn build(p: &Params) -> Result<Config> {
     let runtime = apps::Runtime::parse(get(&p.runtime, "runtime")?).map_err(|e| anyhow!("invalid --runtime: {e}"))?;
     match get(&p.engine, "engine")? {
         Engine::Live => {
+            let sim_only: Vec<&str> = [
+                ("--ddio-ways", p.ddio_ways.is_some()),
+                ("--llc-policy", p.llc_policy.is_some()),
+                ("--llc-hash", p.llc_hash.is_some()),
+                ("--profile-set", p.profile_set.is_some()),
+                ("--noise-horizon", p.noise_horizon.is_some()),
+                ("--noise-tail", p.noise_tail.is_some()),
+                ("--stall", p.stall.is_some()),
+            ]
+            .into_iter()
+            .filter_map(|(name, set)| set.then_some(name))
+            .collect();
+            if !sim_only.is_empty() {
+                bail!(
+                    "invalid {}: simulator options (its machine profile, host noise and stall); the live engine \
+                     runs on this machine as it is (drop them, or run with --engine sim)",
+                    sim_only.join(", ")
+                );
+            }
             if p.cqe_compress == Some(true) {
                 bail!(
                     "invalid --cqe-compress: CQE compression engages under PCIe back pressure, which only the \

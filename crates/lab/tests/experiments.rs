@@ -202,6 +202,11 @@ fn a_rare_noise_tail_carries_more_of_the_horizons_long_interruptions() {
     assert!(rare > longest + 100.0, "rare {rare} us against longest {longest} us of interruptions");
     assert_eq!(noise(&[]), rare, "the rare tail is the default");
     fails(&["run", "--engine", "sim", "--noise-tail", "most"], &["--noise-tail"]);
+    // The live engine has this machine's noise: the simulator's options are refused, not ignored.
+    fails(
+        &["run", "--engine", "live", "--noise-horizon", "60s", "--ddio-ways", "0"],
+        &["--ddio-ways, --noise-horizon"],
+    );
     // A distribution without a far tail would bring a minute of ordinary interruptions into the run.
     let two_points = "noise.quantiles = [[0.0, 1000.0], [1.0, 50000.0]]";
     let args =
