@@ -2,9 +2,10 @@
 //! which memory bandwidth is reported as Intel PCM would (reference/hardware.md, "DRAM loaded latency").
 //!
 //! Utilisation is the bytes moved in the last [`WINDOW_PS`] divided by what the sustained maximum
-//! bandwidth ([`DramParams::max_gbs`]) moves in that time. Latency is interpolated on the profile's
-//! curve; offered load above the maximum is queued, so the excess adds the time the backlog takes to
-//! drain at that bandwidth.
+//! bandwidth ([`DramParams::max_gbs`]) moves in that time, for that window's mix of reads and writes
+//! ([`DramParams::mix`]: a mix sustains less than reads alone). Latency is interpolated on the
+//! profile's curve; offered load above the maximum is queued, so the excess adds the time the backlog
+//! takes to drain at that bandwidth.
 //!
 //! The window ends at the engine's clock ([`Dram::set_clock`]), not at an access's own time. Within a
 //! step an agent's clock runs ahead of the engine's (a core's burst of FastClick work spans 20-40 us of
@@ -31,10 +32,12 @@ const RING: u64 = 256;
 #[derive(Debug, Clone)]
 pub struct Dram {
     curve: Vec<(f64, f64)>,
+    /// The sustained maximum of a read-write mix, as a share of the all-reads one.
+    mix: Vec<(f64, f64)>,
     /// Bytes per ps at the sustained maximum (the curve's utilisation 1).
     peak_bpps: f64,
-    /// Bytes per bucket, and the bucket number each slot currently holds.
-    buckets: Vec<(u64, u64)>,
+    /// Bytes read and written in each bucket, and the bucket number each slot currently holds.
+    buckets: Vec<Bucket>,
     /// The engine's clock, in buckets: every agent has reported its traffic before it.
     clock: u64,
     /// Bytes read and written since the counters were last reset.
@@ -50,8 +53,9 @@ impl Dram {
     pub fn new(p: &DramParams) -> Dram {
         Dram {
             curve: p.curve.clone(),
+            mix: p.mix.clone(),
             peak_bpps: p.max_gbs() * 1e9 / 1e12,
-            buckets: vec![(0, u64::MAX); RING as usize],
+            buckets: vec![Bucket { id: u64::MAX, ..Bucket::default() }; RING as usize],
             clock: 0,
             read_bytes: 0,
             write_bytes: 0,
@@ -79,23 +83,30 @@ impl Dram {
         let first = self.clock.saturating_sub(BUCKETS);
         let b = (now_ps / BUCKET_PS).clamp(first, first + RING - 1);
         let slot = &mut self.buckets[(b % RING) as usize];
-        if slot.1 != b {
-            *slot = (0, b);
+        if slot.id != b {
+            *slot = Bucket { id: b, ..Bucket::default() };
         }
-        slot.0 += bytes;
+        if write {
+            slot.written += bytes;
+        } else {
+            slot.read += bytes;
+        }
     }
 
-    /// Utilisation of the sustained maximum over the last complete window before the engine's clock
-    /// (may exceed 1 under overload).
+    /// Utilisation of the sustained maximum, for the traffic's mix of reads and writes, over the last
+    /// complete window before the engine's clock (may exceed 1 under overload).
     pub fn utilisation(&self) -> f64 {
         let first = self.clock.saturating_sub(BUCKETS);
-        let live: u64 = (first..self.clock)
-            .filter_map(|b| {
-                let (bytes, id) = self.buckets[(b % RING) as usize];
-                (id == b).then_some(bytes)
-            })
-            .sum();
-        live as f64 / (self.peak_bpps * WINDOW_PS as f64)
+        let (read, written) = (first..self.clock)
+            .filter_map(|b| Some(&self.buckets[(b % RING) as usize]).filter(|s| s.id == b))
+            .fold((0, 0), |(r, w), s| (r + s.read, w + s.written));
+        let moved = (read + written) as f64;
+        let mixed = if self.mix.is_empty() || moved == 0.0 {
+            1.0
+        } else {
+            interpolate(&self.mix, read.min(written) as f64 / moved)
+        };
+        moved / (self.peak_bpps * mixed * WINDOW_PS as f64)
     }
 
     /// Latency of one access issued now, in ps: the curve at the utilisation of the last window.
@@ -112,6 +123,15 @@ impl Dram {
         self.read_bytes = 0;
         self.write_bytes = 0;
     }
+}
+
+/// One bucket of the window: the bytes read and written in it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Bucket {
+    read: u64,
+    written: u64,
+    /// The bucket number the slot holds.
+    id: u64,
 }
 
 /// Piecewise-linear interpolation on `(x, y)` points sorted by x, clamped at both ends.
@@ -184,6 +204,40 @@ mod tests {
         d.set_clock(2 * WINDOW_PS + 28 * BUCKET_PS);
         assert!((d.utilisation() - 8.0 * 64.0 / (d.peak_bpps * WINDOW_PS as f64)).abs() < 1e-9);
         assert_eq!(d.latency_ps(), 79_500);
+    }
+
+    /// A window of reads and writes in equal shares meets the 1:1 mix's lower maximum ([MLC8269]: 88.5 %
+    /// of all reads); the same bytes all written meet the all-reads one, as the bus never turns around.
+    #[test]
+    fn a_read_write_mix_sustains_less_than_one_direction() {
+        let p = Profile::r640_silver4216();
+        let util = |writes_per_read: Option<u64>| {
+            let mut d = Dram::new(&p.dram);
+            let bytes = per_bucket(&d, 0.5);
+            for i in 0..BUCKETS {
+                match writes_per_read {
+                    Some(w) => {
+                        d.transfer(i * BUCKET_PS, bytes / (1 + w), false);
+                        d.transfer(i * BUCKET_PS, bytes - bytes / (1 + w), true);
+                    }
+                    None => d.transfer(i * BUCKET_PS, bytes, true),
+                }
+            }
+            d.set_clock(WINDOW_PS);
+            d.utilisation()
+        };
+        let half = util(Some(1));
+        assert!((half - 0.5 / (199_315.4 / 225_097.1)).abs() < 1e-3, "{half}");
+        assert!((util(Some(3)) - 0.5 / (212_457.8 / 225_097.1)).abs() < 1e-3, "{}", util(Some(3)));
+        assert!((util(None) - 0.5).abs() < 1e-3, "{}", util(None));
+        // A profile without a mix table charges nothing for mixing.
+        let mut flat = p.dram.clone();
+        flat.mix.clear();
+        let mut d = Dram::new(&flat);
+        d.transfer(0, per_bucket(&d, 0.25), false);
+        d.transfer(0, per_bucket(&d, 0.25), true);
+        d.set_clock(BUCKET_PS);
+        assert!((d.utilisation() - 0.5 / BUCKETS as f64).abs() < 1e-3, "{}", d.utilisation());
     }
 
     #[test]

@@ -58,6 +58,13 @@ pub const REFERENCES: &[(&str, &str)] = &[
          median 1.33-1.47 us, p99 1.6-5.0 us, p99.9 3.7-23 us, p99.99 31-184 us, longest 41-347 us. No \
          measurement of the papers' R640s is published; this is the closest",
     ),
+    (
+        "[MLC8269]",
+        "plantegg/plantegg.github.io, post \"定制Linux Kernel\" (2019), the \"intel8269\" machine: the whole \
+         Intel MLC v3.9 output whose loaded-latency table is [HW]'s curve (the same points), on two Xeon \
+         Platinum 8269CY with DDR4-2666 RDIMMs (dmidecode: M393A4K40BB2-CTD, configured 2666 MHz). Peak \
+         injection bandwidth, MB/s: all reads 225097.1, 3:1 reads-writes 212457.8, 2:1 210628.1, 1:1 199315.4",
+    ),
 ];
 
 /// Where a value comes from: its path in profile files (`cpu.llc.ways`) and its source, citing
@@ -151,6 +158,11 @@ pub struct DramParams {
     /// Loaded-latency curve: (utilisation of the sustained maximum, latency in ns), increasing in
     /// utilisation.
     pub curve: Vec<(f64, f64)>,
+    /// The sustained maximum of mixed traffic: (share of the bytes moved in the less common direction,
+    /// reads or writes, from 0 to 0.5; the maximum as a share of the all-reads one), increasing in the
+    /// first. Empty (a file that omits it): reads and writes mix at no cost.
+    #[serde(default)]
+    pub mix: Vec<(f64, f64)>,
 }
 
 impl DramParams {
@@ -318,10 +330,21 @@ pub fn sources(name: &str) -> Vec<Source> {
 }
 
 /// The share of its theoretical peak that the MLC system of [`mlc_curve`] sustained: 225.9 GB/s measured
-/// ([HW], the curve's utilisation 1) on two Xeon Platinum 8269CY with six channels of DDR4-2933 each,
-/// 2 x 6 x 23.47 = 281.6 GB/s theoretical. The curve's utilisation is of that measured maximum, so a
-/// profile's curve starts climbing at the same share of its own theoretical peak.
-const MLC_SUSTAINED: f64 = 225.9 / 281.6;
+/// ([HW], the curve's utilisation 1) on two Xeon Platinum 8269CY with six channels each of DDR4-2666
+/// ([MLC8269]'s dmidecode; the CPU would take 2933, which rxlab assumed until stop 46), 2 x 6 x 21.33 =
+/// 256.0 GB/s theoretical. The curve's utilisation is of that measured maximum, so a profile's curve
+/// starts climbing at the same share of its own theoretical peak.
+const MLC_SUSTAINED: f64 = 225.9 / 256.0;
+
+/// How much of the all-reads maximum the MLC system of [`mlc_curve`] sustains when part of the traffic
+/// is writes ([MLC8269]'s peak injection bandwidths: 3:1, 2:1 and 1:1 reads to writes, over all reads),
+/// by the share of the bytes that go the less common way. A DRAM channel turns its bus around between
+/// reads and writes (tWTR, tRTW), so a mix loses time that one direction alone does not; MLC measures
+/// no write-majority mix, and rxlab takes the turnarounds, which the minority direction's share bounds,
+/// to cost the same either way round.
+fn mlc_mix() -> Vec<(f64, f64)> {
+    vec![(0.0, 1.0), (0.25, 212_457.8 / 225_097.1), (1.0 / 3.0, 210_628.1 / 225_097.1), (0.5, 199_315.4 / 225_097.1)]
+}
 
 /// DRAM loaded latency, Intel MLC on a Cascade Lake Xeon ([HW], "DRAM loaded latency"); the top point
 /// is the table's "~260 ns" at full utilisation.
@@ -341,8 +364,12 @@ fn mlc_curve() -> Vec<(f64, f64)> {
 
 /// Sources of the DRAM values every built-in profile shares.
 const MLC_SOURCES: &[Source] = &[
-    ("dram.sustained", "[HW] 225.9 GB/s sustained of 281.6 GB/s theoretical on the MLC system (MLC_SUSTAINED)"),
+    (
+        "dram.sustained",
+        "[HW] 225.9 GB/s sustained of 256.0 GB/s theoretical on the MLC system, DDR4-2666 by [MLC8269] (MLC_SUSTAINED)",
+    ),
     ("dram.curve", "[HW] DRAM loaded latency table (utilisation, ns), Intel MLC on a Cascade Lake Xeon"),
+    ("dram.mix", "[MLC8269] peak bandwidth of 3:1, 2:1 and 1:1 read-write mixes over all reads (mlc_mix)"),
 ];
 
 /// Skylake-family private caches and LLC latency ([OPT]), and its L3 replacement policy ([AR20]);
@@ -688,7 +715,7 @@ impl Profile {
             name: "r640-silver4216".into(),
             cpu: skylake_cpu(16, 2.1, 22 << 20, 11, SKX_16),
             ddio_ways: 2,
-            dram: DramParams { peak_gbs: 76.8, sustained: MLC_SUSTAINED, curve: mlc_curve() },
+            dram: DramParams { peak_gbs: 76.8, sustained: MLC_SUSTAINED, curve: mlc_curve(), mix: mlc_mix() },
             pcie: gen3(16, 2, CX5_READS),
             nic: NicParams {
                 ports: 2,
@@ -714,7 +741,7 @@ impl Profile {
             name: "i9-9960x-enso".into(),
             cpu: skylake_cpu(16, 3.1, 22 << 20, 11, SKX_16),
             ddio_ways: 2,
-            dram: DramParams { peak_gbs: 85.3, sustained: MLC_SUSTAINED, curve: mlc_curve() },
+            dram: DramParams { peak_gbs: 85.3, sustained: MLC_SUSTAINED, curve: mlc_curve(), mix: mlc_mix() },
             pcie: gen3(16, 1, PCIE_TAGS),
             nic: NicParams {
                 ports: 1,
@@ -740,7 +767,7 @@ impl Profile {
             name: "silver4110-xl710".into(),
             cpu: skylake_cpu(8, 2.1, 11 << 20, 11, XOR_8),
             ddio_ways: 2,
-            dram: DramParams { peak_gbs: 115.2, sustained: MLC_SUSTAINED, curve: mlc_curve() },
+            dram: DramParams { peak_gbs: 115.2, sustained: MLC_SUSTAINED, curve: mlc_curve(), mix: mlc_mix() },
             pcie: gen3(8, 1, PCIE_TAGS),
             nic: NicParams {
                 ports: 1,
@@ -845,6 +872,9 @@ impl Profile {
         if let Some(message) = curve_fault(&self.dram.curve) {
             return bad(&["dram.curve"], message);
         }
+        if let Some(message) = mix_fault(&self.dram.mix) {
+            return bad(&["dram.mix"], message);
+        }
         if self.pcie.max_reads == 0 || self.pcie.links == 0 || self.pcie.lanes == 0 {
             return bad(
                 &["pcie.max_reads", "pcie.links", "pcie.lanes"],
@@ -890,6 +920,20 @@ fn curve_fault(curve: &[(f64, f64)]) -> Option<String> {
             w[0].0, w[0].1, w[1].0, w[1].1
         )
     })
+}
+
+/// What is wrong with a read-write mix table, if anything: shares of the minority direction in [0, 0.5],
+/// increasing, and maxima in (0, 1].
+fn mix_fault(mix: &[(f64, f64)]) -> Option<String> {
+    if let Some((m, f)) = mix.iter().find(|(m, f)| !((0.0..=0.5).contains(m) && *f > 0.0 && *f <= 1.0)) {
+        return Some(format!(
+            "the read-write mix point [{m}, {f}] needs a minority share in [0, 0.5] and a share of the \
+             all-reads maximum in (0, 1]"
+        ));
+    }
+    mix.windows(2)
+        .find(|w| w[1].0 <= w[0].0)
+        .map(|w| format!("the read-write mix goes from share {} to {}; shares must increase", w[0].0, w[1].0))
 }
 
 impl fmt::Display for Profile {
@@ -940,6 +984,19 @@ mod tests {
         let mut p = Profile::r640_silver4216();
         p.ddio_ways = 12;
         assert!(p.validate().unwrap_err().to_string().contains("exceed the LLC's 11 ways"));
+    }
+
+    #[test]
+    fn a_read_write_mix_table_is_checked() {
+        let mut p = Profile::r640_silver4216();
+        p.dram.mix = vec![(0.0, 1.0), (0.6, 0.9)];
+        assert!(p.validate().unwrap_err().to_string().contains("minority share in [0, 0.5]"));
+        p.dram.mix = vec![(0.25, 0.9), (0.25, 0.8)];
+        assert!(p.validate().unwrap_err().to_string().contains("shares must increase"));
+        p.dram.mix = vec![(0.5, 1.2)];
+        assert!(p.validate().is_err());
+        p.dram.mix.clear();
+        p.validate().unwrap();
     }
 
     #[test]
