@@ -98,8 +98,9 @@ impl Dram {
     pub fn utilisation(&self) -> f64 {
         let first = self.clock.saturating_sub(BUCKETS);
         let (read, written) = (first..self.clock)
-            .filter_map(|b| Some(&self.buckets[(b % RING) as usize]).filter(|s| s.id == b))
-            .fold((0, 0), |(r, w), s| (r + s.read, w + s.written));
+            .map(|b| (b, &self.buckets[(b % RING) as usize]))
+            .filter(|(b, s)| s.id == *b)
+            .fold((0, 0), |(r, w), (_, s)| (r + s.read, w + s.written));
         let moved = (read + written) as f64;
         let mixed = if self.mix.is_empty() || moved == 0.0 {
             1.0
@@ -207,7 +208,8 @@ mod tests {
     }
 
     /// A window of reads and writes in equal shares meets the 1:1 mix's lower maximum ([MLC8269]: 88.5 %
-    /// of all reads); the same bytes all written meet the all-reads one, as the bus never turns around.
+    /// of all reads), one of a read to three writes the 3:1 mix's (the turnarounds cost the same either
+    /// way round), and the same bytes all written the all-reads one, as the bus never turns around.
     #[test]
     fn a_read_write_mix_sustains_less_than_one_direction() {
         let p = Profile::r640_silver4216();
