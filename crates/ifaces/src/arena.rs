@@ -195,6 +195,13 @@ impl Arena {
         self.start(id) + self.offsets.meta
     }
 
+    /// Address of the mbuf field that freeing buffer `id` reads outside its metadata line
+    /// ([`BufLayout::free_read_offset`]), if its layout has one.
+    #[inline]
+    pub fn free_read_addr(&self, id: BufId) -> Option<usize> {
+        Some(self.start(id) + self.layout.free_read_offset()?)
+    }
+
     /// Address of the private area of buffer `id` ([`BufLayout::priv_len`] bytes).
     #[inline]
     pub fn priv_addr(&self, id: BufId) -> usize {

@@ -159,7 +159,15 @@ impl PoolCache {
     /// Free a buffer this core holds, flushing down to the cache size once 1.5x is reached.
     #[inline]
     pub fn free<P: Probe>(&mut self, p: &mut P, id: BufId) {
-        in_phase(p, Phase::Alloc, |p| self.free_quiet(id, p))
+        in_phase(p, Phase::Alloc, |p| {
+            // `rte_pktmbuf_prefree_seg` reads the mbuf's `next` in its second line. The loads of a free
+            // loop do not depend on each other, so an out-of-order core overlaps them as it does
+            // prefetches: the probe's prefetch charges exactly that (fills at the fill buffers' rate).
+            if let Some(next) = self.shared.arena().free_read_addr(id) {
+                p.prefetch(next, 8);
+            }
+            self.free_quiet(id, p)
+        })
     }
 
     /// Free without charging a probe (a packet dropped by its owner; see [`crate::Packet`]).

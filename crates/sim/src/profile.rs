@@ -450,10 +450,12 @@ const CX5_READS: usize = 32;
 /// 83.0 Mpps (37 cycles) with none charged. (14 until stop 36, when loads that hit the L1 came to cost a
 /// cycle, [`crate::probe`]; 21 until stop 39, when the cores' IP-stride prefetcher came to follow the
 /// driver's write-back descriptor reads from burst to burst, [`crate::prefetcher`]: 48.2 cycles with 21;
-/// both times the value was found again at the same anchor.) Every other run of the
+/// 25 until stop 47, when freeing a sent mbuf came to read its second cache line,
+/// [`ifaces::BufLayout::free_read_offset`]: 53.7 Mpps with 25, 59.2 with 18, 58.1 with 19, 58.7 with 20;
+/// each time the value was found again at the same anchor.) Every other run of the
 /// profile's packetized baseline (Table 1's receive-and-increment, Figure 15's Maglev, more cores) is a
 /// prediction; `crates/sim/tests/calibration.rs` checks the anchor.
-const E810_PMD_CYCLES: u32 = 25;
+const E810_PMD_CYCLES: u32 = 18;
 
 /// What a DMA read request the LLC cannot serve costs beyond DRAM's loaded latency on these Skylake-SP
 /// hosts (every profile here is one; the I/O path is the CPU's, not the NIC's). pcie-bench measured about
