@@ -237,6 +237,20 @@ mod tests {
     }
 
     #[test]
+    fn a_free_reads_the_mbufs_second_line_and_a_packed_buffer_has_none() {
+        for (layout, lines) in [(BufLayout::default(), 1), (BufLayout::PACKED_2K, 0)] {
+            let shared = SharedPool::new(Arc::new(Arena::new("t", 8, layout).unwrap()));
+            let mut c = PoolCache::new(0, 4, shared.clone());
+            let id = c.alloc(&mut NoProbe::default()).unwrap();
+            let mut p = crate::probe::CountingProbe::default();
+            c.free(&mut p, id);
+            assert_eq!(p.prefetched, lines, "{layout:?}");
+            let meta = shared.arena().meta_addr(id);
+            assert_eq!(shared.arena().free_read_addr(id), (lines == 1).then_some(meta + 64));
+        }
+    }
+
+    #[test]
     fn cross_core_free_is_counted_and_exhaustion_fails_cleanly() {
         let shared = pool(4);
         let mut p = NoProbe::default();
