@@ -29,11 +29,12 @@ const ROUTE_WORK: u32 = 12;
 /// cost 93: until stop 36 the simulator charged every L1 hit of a load its full latency, where an
 /// out-of-order core hides it; 52 until stop 39, when the simulated cores' IP-stride prefetcher came to
 /// follow the driver's descriptor reads from burst to burst (124.6 cycles with 52); 55 until stop 43 turned
-/// the L2 spatial prefetcher on (125.9 cycles with 55, 128.2 with 57); 57 until stop 47, when freeing a
-/// sent mbuf came to read its second cache line (129.7 cycles with 57, 127.8 with 55); each time the
-/// value was found again at the same anchor.) Every other l3fwd run,
+/// the L2 spatial prefetcher on (125.9 cycles with 55, 128.2 with 57); in stop 47 freeing a sent mbuf
+/// came to read its second cache line (129.7 cycles with 57, 127.8 with 55), then the XL710's descriptor
+/// write-backs came to be packed four to a line, [`ifaces::wbpack`] (125.6 cycles with 55, 127.7 with
+/// 57); each time the value was found again at the same anchor.) Every other l3fwd run,
 /// COREC's on 1-4 cores included, is a prediction; `crates/sim/tests/calibration.rs` checks the anchor.
-pub const DPDK_WORK: u32 = 55;
+pub const DPDK_WORK: u32 = 57;
 
 /// A next hop: the MAC address packets to it are sent to.
 #[derive(Debug, Clone, Copy)]

@@ -1,6 +1,7 @@
 //! COREC (paper 003, §3.4, Listing 2): one Rx queue shared by all worker cores, with no lock on the
 //! receive path. The NIC is an Intel-style one (§2): it fills descriptors in ring order and writes each
-//! back with a "descriptor done" (DD) bit; there is no completion ring.
+//! back with a "descriptor done" (DD) bit, a cache line of them at a time where the profile's NIC packs
+//! its write-backs ([`crate::wbpack`]); there is no completion ring.
 //!
 //! A worker (§3.4.1):
 //! 1. scans DD bits from the shared claim counter `rx_index` (lines 12-19);
@@ -35,6 +36,7 @@ use crate::spinlock::SpinLock;
 use crate::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use crate::txring::TxDriver;
 use crate::txset::TxSet;
+use crate::wbpack::{WbHold, WbWrite};
 use wire::QueueId;
 
 /// The COREC design (`--iface corec`).
@@ -65,6 +67,9 @@ pub struct CorecQueue {
 pub struct CorecDevice {
     queue: Arc<CorecQueue>,
     next: u32,
+    /// Filled descriptors not yet written back (their line is not full), and their packets' lengths.
+    held: WbHold,
+    held_lens: Vec<u32>,
     prefetch: DescPrefetch,
     arena: Arc<crate::arena::Arena>,
     tx: TxSet,
@@ -147,9 +152,30 @@ impl Design for Corec {
                 claims: 0,
             })
             .collect();
-        let device =
-            CorecDevice { queue, next: 0, prefetch: DescPrefetch::new(cfg.prefetch), arena: pool.arena().clone(), tx };
+        let packing = cfg.cq.packing();
+        let device = CorecDevice {
+            queue,
+            next: 0,
+            held: WbHold::new(packing),
+            held_lens: Vec::with_capacity(packing.per_write as usize),
+            prefetch: DescPrefetch::new(cfg.prefetch),
+            arena: pool.arena().clone(),
+            tx,
+        };
         Ok((device, drivers))
+    }
+}
+
+impl CorecDevice {
+    /// Write the held descriptors `w` back: one DMA write, each with its DD bit and length.
+    fn write_back<P: Probe>(&mut self, p: &mut P, w: WbWrite) {
+        let ring = &self.queue.ring;
+        let slot = |k: u32| ring.size().slot(w.first.wrapping_add(k));
+        p.touch(ring.desc(slot(0)) as *const _ as usize, 16 * w.n as usize, Access::Write);
+        for (k, len) in (0..w.n).zip(self.held_lens.drain(..)) {
+            // Release: the packet (and the buffer's hand-off) is visible to the worker that sees DD.
+            ring.desc(slot(k)).cap.store(DD | len, Ordering::Release);
+        }
     }
 }
 
@@ -157,6 +183,9 @@ impl DeviceSide for CorecDevice {
     /// Every packet goes to the one queue, whatever RSS said.
     #[inline]
     fn rx<P: Probe>(&mut self, p: &mut P, _queue: QueueId, _hash: u32, frame: &[u8]) -> Result<(), DropReason> {
+        if let Some(w) = self.held.expire(p.now_ns()) {
+            self.write_back(p, w);
+        }
         let ring = &self.queue.ring;
         let tail = ring.doorbell.read();
         if self.next == tail {
@@ -164,11 +193,19 @@ impl DeviceSide for CorecDevice {
         }
         let d = self.prefetch.get(p, ring, self.next, tail);
         slots::dma_into(p, &self.arena, d, frame)?;
-        p.touch(d as *const _ as usize, 16, Access::Write);
-        // Release: the packet (and the buffer's hand-off) is visible to the worker that sees DD.
-        d.cap.store(DD | frame.len() as u32, Ordering::Release);
-        self.next = self.next.wrapping_add(1);
+        self.held_lens.push(frame.len() as u32);
+        let i = self.next;
+        self.next = i.wrapping_add(1);
+        if let Some(w) = self.held.complete(i, ring.size().get(), p.now_ns()) {
+            self.write_back(p, w);
+        }
         Ok(())
+    }
+
+    fn idle<P: Probe>(&mut self, p: &mut P) {
+        if let Some(w) = self.held.flush() {
+            self.write_back(p, w);
+        }
     }
 
     /// COREC's one queue: every packet takes its descriptor.

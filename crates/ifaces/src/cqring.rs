@@ -16,7 +16,8 @@
 //!   tolerate any other differences except the packet size and the Checksum/Hash" (mlx5 PMD, DPDK dev
 //!   list); the others are always full CQEs.
 //! - Intel (XL710, E810): 32-byte descriptor write-back (XL710 datasheet §8.3.2.2, the 32-byte
-//!   receive descriptor's write-back format), two to a cache line, never compressed.
+//!   receive descriptor's write-back format), never compressed, written back a line of them at a time
+//!   as the profile's NIC packs them ([`crate::wbpack`]).
 //!
 //! The producer and consumer halves are separate types, so a device cannot consume and a core cannot
 //! produce. The consumer reports its progress through a [`Doorbell`] (the CR doorbell of shRing
@@ -26,6 +27,7 @@ use crate::doorbell::Doorbell;
 use crate::probe::{Access, Probe};
 use crate::ringsize::RingSize;
 use crate::sync::{Arc, AtomicU32, AtomicU64, Ordering};
+use crate::wbpack::{WbHold, WbPacking, WbWrite};
 
 /// Payload words of one full completion; each design gives them meaning (descriptor index, length,
 /// RSS hash, Ax ring and index, ...).
@@ -44,8 +46,11 @@ pub enum CqFormat {
         /// CQE compression enabled.
         compress: bool,
     },
-    /// Intel 32-byte descriptor write-back.
-    Wb32,
+    /// Intel 32-byte descriptor write-back, packed as `packing` says.
+    Wb32 {
+        /// How the NIC packs write-backs into lines.
+        packing: WbPacking,
+    },
 }
 
 impl CqFormat {
@@ -53,7 +58,7 @@ impl CqFormat {
     pub const fn entry_bytes(self) -> usize {
         match self {
             CqFormat::Cqe64 { .. } => 64,
-            CqFormat::Wb32 => 32,
+            CqFormat::Wb32 { .. } => 32,
         }
     }
 
@@ -64,6 +69,19 @@ impl CqFormat {
     /// Whether compression may engage.
     pub const fn compresses(self) -> bool {
         matches!(self, CqFormat::Cqe64 { compress: true })
+    }
+
+    /// How full entries are packed into write-backs (ConnectX writes each CQE on its own).
+    pub const fn packing(self) -> WbPacking {
+        match self {
+            CqFormat::Cqe64 { .. } => WbPacking::NONE,
+            CqFormat::Wb32 { packing } => packing,
+        }
+    }
+
+    /// Whether the NIC may hold completions back (mini-CQE arrays or partial write-back lines).
+    const fn holds(self) -> bool {
+        self.compresses() || self.packing().per_write > 1
     }
 }
 
@@ -152,7 +170,14 @@ pub fn completion_ring(size: RingSize, format: CqFormat) -> (CqProducer, CqConsu
         doorbell: Doorbell::new(0),
         taken: AtomicU32::new(0),
     });
-    let prod = CqProducer { shared: shared.clone(), prod: 0, held: None, minis: 0, arrays: 0 };
+    let prod = CqProducer {
+        shared: shared.clone(),
+        prod: 0,
+        held: None,
+        line: WbHold::new(format.packing()),
+        minis: 0,
+        arrays: 0,
+    };
     (prod, CqConsumer { shared, cons: 0, rung: 0, array: None })
 }
 
@@ -173,6 +198,8 @@ pub struct CqProducer {
     shared: Arc<CqShared>,
     prod: u32,
     held: Option<Held>,
+    /// Full entries written but not yet published: their write-back line is not full.
+    line: WbHold,
     minis: u64,
     arrays: u64,
 }
@@ -193,14 +220,14 @@ impl CqProducer {
         match mini {
             Some(m) if wait > 0 => self.hold(p, m, wait),
             _ => {
-                self.close(p);
+                self.close_array(p);
                 let i = self.prod;
-                p.touch(self.shared.addr(i), self.shared.format.entry_bytes(), Access::Write);
                 for (w, v) in full.into_iter().enumerate() {
                     self.shared.word(i, w).store(v, Ordering::Relaxed);
                 }
-                // Release: publishes the payload words with the done bit.
-                self.shared.head(i).store(done_bit(self.shared.size, i), Ordering::Release);
+                if let Some(w) = self.line.complete(i, self.shared.size.get(), p.now_ns()) {
+                    self.publish(p, w);
+                }
             }
         }
         self.prod = self.prod.wrapping_add(1);
@@ -214,12 +241,31 @@ impl CqProducer {
         h.minis[h.n] = m.word();
         h.n += 1;
         if h.n == MINIS {
-            self.close(p);
+            self.close_array(p);
         }
     }
 
-    /// Write the open mini-CQE array, if any: one entry-sized DMA write, published by its head.
+    /// Write back full entries whose payload is in place: one DMA write, each published by its head.
+    fn publish<P: Probe>(&mut self, p: &mut P, w: WbWrite) {
+        let s = &self.shared;
+        p.touch(s.addr(w.first), w.n as usize * s.format.entry_bytes(), Access::Write);
+        for i in (0..w.n).map(|k| w.first.wrapping_add(k)) {
+            // Release: publishes the payload words with the done bit.
+            s.head(i).store(done_bit(s.size, i), Ordering::Release);
+        }
+    }
+
+    /// Write what the NIC holds: the open mini-CQE array, if any (one entry-sized DMA write, published
+    /// by its head), and full entries waiting for their line.
     pub fn close<P: Probe>(&mut self, p: &mut P) {
+        if let Some(w) = self.line.flush() {
+            self.publish(p, w);
+        }
+        self.close_array(p);
+    }
+
+    /// Write the open mini-CQE array, if any.
+    fn close_array<P: Probe>(&mut self, p: &mut P) {
         let Some(h) = self.held.take() else { return };
         let s = &self.shared;
         p.touch(s.addr(h.base), s.format.entry_bytes(), Access::Write);
@@ -232,11 +278,14 @@ impl CqProducer {
         self.arrays += 1;
     }
 
-    /// Write the open array if its hold has ended by the NIC's clock.
+    /// Write the open array, or the partial write-back line, if its hold has ended by the NIC's clock.
     #[inline]
     pub fn expire<P: Probe>(&mut self, p: &mut P) {
+        if let Some(w) = self.line.expire(p.now_ns()) {
+            self.publish(p, w);
+        }
         if self.held.as_ref().is_some_and(|h| p.now_ns() >= h.until_ns) {
-            self.close(p);
+            self.close_array(p);
         }
     }
 
@@ -270,17 +319,18 @@ impl CqProducer {
     }
 }
 
-/// End the expired mini-CQE holds of every ring of a NIC (it checks its held arrays' timers as it works:
-/// each packet it handles, on any ring). Nothing to do where the rings do not compress.
+/// End the expired holds (mini-CQE arrays, partial write-back lines) of every ring of a NIC (it checks
+/// their timers as it works: each packet it handles, on any ring). Nothing to do where the rings hold
+/// nothing back.
 #[inline]
 pub fn expire_all<'a, P: Probe>(p: &mut P, rings: impl IntoIterator<Item = &'a mut CqProducer>) {
     let mut rings = rings.into_iter().peekable();
-    if rings.peek().is_some_and(|q| q.shared.format.compresses()) {
+    if rings.peek().is_some_and(|q| q.shared.format.holds()) {
         rings.for_each(|q| q.expire(p));
     }
 }
 
-/// Write every ring's open mini-CQE array (the NIC has nothing else to do).
+/// Write what every ring holds back (the NIC has nothing else to do).
 pub fn close_all<'a, P: Probe>(p: &mut P, rings: impl IntoIterator<Item = &'a mut CqProducer>) {
     rings.into_iter().for_each(|q| q.close(p));
 }
@@ -394,8 +444,12 @@ mod tests {
     use crate::probe::CountingProbe;
     use proptest::prelude::*;
 
-    const FORMATS: [CqFormat; 3] =
-        [CqFormat::Cqe64 { compress: false }, CqFormat::Cqe64 { compress: true }, CqFormat::Wb32];
+    const FORMATS: [CqFormat; 4] = [
+        CqFormat::Cqe64 { compress: false },
+        CqFormat::Cqe64 { compress: true },
+        CqFormat::Wb32 { packing: WbPacking::NONE },
+        CqFormat::Wb32 { packing: WbPacking { per_write: 4, timer_ns: 200 } },
+    ];
 
     proptest! {
         /// Any interleaving of pushes (full or mini, with and without back pressure), holds ending,
@@ -403,7 +457,7 @@ mod tests {
         /// completion is seen once, in order, with its payload, and a mini at the ring position its
         /// descriptor had.
         #[test]
-        fn matches_a_queue(steps in proptest::collection::vec(0u8..6, 0..500), f in 0usize..3, size in 2u32..5) {
+        fn matches_a_queue(steps in proptest::collection::vec(0u8..6, 0..500), f in 0usize..4, size in 2u32..5) {
             let size = RingSize::new(1 << size).unwrap();
             let (mut tx, mut rx) = completion_ring(size, FORMATS[f]);
             let mut oracle = std::collections::VecDeque::new();
@@ -438,8 +492,10 @@ mod tests {
                                 }
                                 polled += 1;
                             }
-                            // Nothing written yet: the oracle's head is held in an open array.
-                            None => prop_assert!(oracle.front().is_none_or(|&(id, m)| m.is_some() && tx.held.as_ref().is_some_and(|h| h.base <= id))),
+                            // Nothing written yet: the oracle's head is held in an open array or a
+                            // partial write-back line.
+                            None => prop_assert!(oracle.front().is_none_or(|&(id, m)| tx.line.holds()
+                                || (m.is_some() && tx.held.as_ref().is_some_and(|h| h.base <= id)))),
                         }
                     }
                     _ => { rx.ring_doorbell(p); rung = rx.rung; }
@@ -474,12 +530,34 @@ mod tests {
 
     #[test]
     fn intel_write_back_is_32_bytes_two_to_a_line() {
-        let (mut tx, _rx) = completion_ring(RingSize::new(4).unwrap(), CqFormat::Wb32);
+        let (mut tx, _rx) = completion_ring(RingSize::new(4).unwrap(), CqFormat::Wb32 { packing: WbPacking::NONE });
         let p = &mut CountingProbe { dma_wait_ns: 1000, ..CountingProbe::default() };
         assert!(tx.push(p, [1, 2, 3], Some(Mini { len: 60, hash: 0 })));
         assert!(tx.push(p, [1, 2, 3], None));
         assert_eq!((p.touches[1], p.bytes, (tx.minis, tx.arrays)), (2, 64, (0, 0)));
         assert_eq!(tx.shared.lines.len(), 2);
+    }
+
+    #[test]
+    fn packed_write_backs_wait_for_their_line_or_its_timer() {
+        let packing = WbPacking::new(4, 32_000).unwrap();
+        let (mut tx, mut rx) = completion_ring(RingSize::new(16).unwrap(), CqFormat::Wb32 { packing });
+        let p = &mut CountingProbe::default();
+        for _ in 0..3 {
+            assert!(tx.push(p, [1, 2, 3], None));
+        }
+        assert_eq!((p.touches[1], rx.poll(p)), (0, None), "three of a line's four: nothing written");
+        let q = &mut CountingProbe::default();
+        assert!(tx.push(q, [1, 2, 3], None));
+        assert_eq!((q.touches[1], q.bytes), (1, 128), "the line's four in one 128-byte write");
+        assert_eq!(std::iter::from_fn(|| rx.poll_full(p)).count(), 4);
+        assert!(tx.push(p, [4, 5, 6], None));
+        p.now = 31_999;
+        tx.expire(p);
+        assert_eq!(rx.poll(p), None);
+        p.now = 32_000;
+        tx.expire(p);
+        assert_eq!(rx.poll_full(p), Some([4, 5, 6]), "a partial line written when the ITR expires");
     }
 }
 
@@ -489,12 +567,18 @@ mod loom_tests {
     use crate::probe::CountingProbe;
 
     /// The device publishes entries across a wrap while the core polls and rings the doorbell, in each
-    /// format (with back pressure, so that compression engages): every completion is seen once, in
+    /// format (with back pressure, so that compression engages; packed write-backs publishing two heads
+    /// after their words): every completion is seen once, in
     /// order, with its payload (the head's release/acquire orders the words), and a consumer's
     /// invalidation of covered slots never races the device's next pass.
     #[test]
     fn publication_with_the_done_bit() {
-        for format in [CqFormat::Cqe64 { compress: false }, CqFormat::Cqe64 { compress: true }, CqFormat::Wb32] {
+        for format in [
+            CqFormat::Cqe64 { compress: false },
+            CqFormat::Cqe64 { compress: true },
+            CqFormat::Wb32 { packing: WbPacking::NONE },
+            CqFormat::Wb32 { packing: WbPacking { per_write: 2, timer_ns: 1 } },
+        ] {
             loom::model(move || {
                 let (mut tx, mut rx) = completion_ring(RingSize::new(2).unwrap(), format);
                 let producer = loom::thread::spawn(move || {

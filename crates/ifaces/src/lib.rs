@@ -34,6 +34,7 @@ pub mod spinlock;
 pub mod sync;
 pub mod txring;
 pub mod txset;
+pub mod wbpack;
 
 #[cfg(all(test, loom))]
 mod loom_tests;

@@ -245,7 +245,7 @@ mod tests {
             steps in proptest::collection::vec(step(), 0..300),
             format in 0usize..3,
         ) {
-            let cq = [CqFormat::Cqe64 { compress: false }, CqFormat::Cqe64 { compress: true }, CqFormat::Wb32][format];
+            let cq = [CqFormat::Cqe64 { compress: false }, CqFormat::Cqe64 { compress: true }, CqFormat::Wb32 { packing: crate::wbpack::WbPacking::NONE }][format];
             let cfg = IfaceConfig { cq, ..small(3) };
             let arena = Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap();
             let pool = SharedPool::new(Arc::new(arena));

@@ -38,6 +38,13 @@ fn small() -> IfaceConfig {
     }
 }
 
+/// [`small`] with Intel 32-byte write-backs packed four to a line, partial lines waiting 1 us (the rig's
+/// clock advances 100 ns a step).
+fn packed() -> IfaceConfig {
+    let packing = ifaces::wbpack::WbPacking::new(4, 1000).unwrap();
+    IfaceConfig { cq: CqFormat::Wb32 { packing }, ..small() }
+}
+
 /// One design, its cores, and the bookkeeping of what was offered, dropped and delivered.
 struct Rig<D: Design> {
     dev: D::Device,
@@ -231,6 +238,13 @@ proptest! {
 
     #[test]
     fn corec_invariants(s in steps(4)) { run::<Corec>(&small(), &s, false, |_| ()) }
+
+    /// Intel write-backs a line of four at a time, partial lines written when the ITR timer ends.
+    #[test]
+    fn corec_packed_write_back_invariants(s in steps(4)) { run::<Corec>(&packed(), &s, false, |_| ()) }
+
+    #[test]
+    fn privring_packed_write_back_invariants(s in steps(4)) { run::<PrivRing>(&packed(), &s, true, |_| ()) }
 
     // Ensō keeps order per flow (a flow goes to one pipe), not per core; every packet here is its own flow.
     #[test]

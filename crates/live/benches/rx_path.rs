@@ -26,7 +26,10 @@ fn bench(c: &mut Criterion) {
     g.bench_function("privring_countingprobe", |b| {
         b.iter_custom(|n| time_design::<PrivRing, CountingProbe>(&cfg, n).unwrap())
     });
-    let wb32 = IfaceConfig { cq: ifaces::cqring::CqFormat::Wb32, ..IfaceConfig::default() };
+    let wb32 = IfaceConfig {
+        cq: ifaces::cqring::CqFormat::Wb32 { packing: ifaces::wbpack::WbPacking::NONE },
+        ..IfaceConfig::default()
+    };
     g.bench_function("privring_wb32", |b| b.iter_custom(|n| time_design::<PrivRing, NoProbe>(&wb32, n).unwrap()));
     for name in ifaces::DESIGN_NAMES {
         g.bench_function(*name, |b| b.iter_custom(|n| time_named(name, &cfg, n).unwrap()));

@@ -242,6 +242,18 @@ pub struct NicParams {
     /// an NF's calibrated work already carries them (FastClick's graphs, l3fwd's `DPDK_WORK`).
     #[serde(default)]
     pub pmd_cycles: u32,
+    /// Intel write-back packing: receive descriptors the NIC writes back together, a cache line's worth
+    /// (1, the default: each on its own) ([`ifaces::wbpack`]).
+    #[serde(default = "one")]
+    pub wb_descriptors: u32,
+    /// How long a partial write-back line waits before the NIC writes it anyway (the ITR interval), ns;
+    /// needed when `wb_descriptors` is above 1.
+    #[serde(default)]
+    pub wb_timer_ns: u64,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl NicParams {
@@ -249,9 +261,15 @@ impl NicParams {
     /// `None`); an error names what cannot be.
     pub fn cq_format(&self, compress: Option<bool>) -> Result<ifaces::cqring::CqFormat, String> {
         use ifaces::cqring::CqFormat;
+        let packing = ifaces::wbpack::WbPacking::new(self.wb_descriptors, self.wb_timer_ns)
+            .map_err(|e| format!("nic.wb_descriptors and nic.wb_timer_ns: {e}"))?;
         match (self.cqe_bytes, compress.unwrap_or(self.cqe_compression)) {
+            (64, _) if packing.per_write > 1 => {
+                Err("only Intel descriptor write-back (nic.cqe_bytes = 32) is packed; nic.wb_descriptors must be 1"
+                    .into())
+            }
             (64, compress) => Ok(CqFormat::Cqe64 { compress }),
-            (32, false) => Ok(CqFormat::Wb32),
+            (32, false) => Ok(CqFormat::Wb32 { packing }),
             (32, true) => Err("this NIC writes 32-byte descriptors back (nic.cqe_bytes = 32); only 64-byte CQEs \
                                have CQE compression"
                 .into()),
@@ -457,6 +475,18 @@ const CX5_READS: usize = 32;
 /// prediction; `crates/sim/tests/calibration.rs` checks the anchor.
 const E810_PMD_CYCLES: u32 = 18;
 
+/// Receive descriptors the XL710 writes back together: "a full cache line ... could contain 4 packets"
+/// (Intel, DPDK commit a08f9cb6, "net/iavf: fix Rx queue interrupt setting", on the 700 series: completed
+/// descriptors "are posted to host memory according to the internal descriptor cache policy (in other
+/// words when a full cache line is available for write-back)"); with DPDK's 32-byte descriptors, a
+/// 128-byte line (`GLPCI_CNF2`'s cache line size is 64 or 128 bytes). [`ifaces::wbpack`].
+const XL710_WB_DESCRIPTORS: u32 = 4;
+
+/// How long a partial line of the XL710's write-backs waits: the ITR interval DPDK's i40e PF driver
+/// programs, `I40E_QUEUE_ITR_INTERVAL_DEFAULT`, 32 us (drivers/net/i40e/i40e_ethdev.h, 20.11;
+/// `__vsi_queues_bind_intr`), whose expiry posts "all leftover completed descriptors" (same commit).
+const XL710_WB_TIMER_NS: u64 = 32_000;
+
 /// What a DMA read request the LLC cannot serve costs beyond DRAM's loaded latency on these Skylake-SP
 /// hosts (every profile here is one; the I/O path is the CPU's, not the NIC's). pcie-bench measured about
 /// 50 ns more for a cold 64 B read than a warm one on an idle host ([HW]); under the papers' load the
@@ -587,6 +617,8 @@ const R640_SOURCES: &[Source] = &[
     ("nic.memory", "[P2] ConnectX-5 exposes 256 KiB of on-NIC memory to software (nicmem §5)"),
     ("nic.software", "a hardware NIC: its DMA writes go through DDIO, not a core's stores"),
     ("nic.cqe_bytes", "ConnectX CQEs are 64 B (Linux mlx5 `struct mlx5_cqe64`)"),
+    ("nic.wb_descriptors", "ConnectX writes each CQE on its own (no write-back packing)"),
+    ("nic.wb_timer_ns", "no write-back packing"),
     (
         "nic.cqe_compression",
         "DPDK mlx5 guide, rxq_cqe_comp_en: enabled by default; the NIC compresses when it detects PCI back \
@@ -632,6 +664,12 @@ const I9_SOURCES: &[Source] = &[
     ),
     ("nic.cqe_compression", "Intel NICs have no CQE compression"),
     (
+        "nic.wb_descriptors",
+        "not packed: no source at hand says how the E810 packs write-backs under DPDK's ice driver, which \
+         programs no ITR; its runs are at saturation, where bursts of 64 fill any line",
+    ),
+    ("nic.wb_timer_ns", "no write-back packing"),
+    (
         "nic.reta_entries",
         "Ensō's runs take 1 to 4 cores, which every power-of-two table steers alike; the Microsoft RSS \
          specification's 128 entries stand in",
@@ -670,6 +708,16 @@ const SILVER4110_SOURCES: &[Source] = &[
          16-byte only at build time)",
     ),
     ("nic.cqe_compression", "Intel NICs have no CQE compression"),
+    (
+        "nic.wb_descriptors",
+        "Intel, DPDK commit a08f9cb6 on the 700 series: a full cache line of write-backs \"could contain 4 \
+         packets\": XL710_WB_DESCRIPTORS in sim/src/profile.rs",
+    ),
+    (
+        "nic.wb_timer_ns",
+        "DPDK i40e's PF ITR, I40E_QUEUE_ITR_INTERVAL_DEFAULT (32 us), whose expiry posts the leftovers: \
+         XL710_WB_TIMER_NS in sim/src/profile.rs",
+    ),
     (
         "nic.reta_entries",
         "DPDK i40e fills the PF's whole lookup table round-robin (`i40e_pf_config_rss`, \
@@ -732,6 +780,8 @@ impl Profile {
                 cqe_compression: true,
                 reta_entries: 512,
                 pmd_cycles: 0,
+                wb_descriptors: 1,
+                wb_timer_ns: 0,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
@@ -758,6 +808,8 @@ impl Profile {
                 cqe_compression: false,
                 reta_entries: 128,
                 pmd_cycles: E810_PMD_CYCLES,
+                wb_descriptors: 1,
+                wb_timer_ns: 0,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
@@ -784,6 +836,8 @@ impl Profile {
                 cqe_compression: false,
                 reta_entries: 512,
                 pmd_cycles: 0,
+                wb_descriptors: XL710_WB_DESCRIPTORS,
+                wb_timer_ns: XL710_WB_TIMER_NS,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
@@ -1000,6 +1054,23 @@ mod tests {
         assert!(p.validate().is_err());
         p.dram.mix.clear();
         p.validate().unwrap();
+    }
+
+    #[test]
+    fn write_back_packing_is_intels_and_checked() {
+        let xl710 = Profile::silver4110_xl710();
+        let packing = ifaces::wbpack::WbPacking { per_write: 4, timer_ns: 32_000 };
+        assert_eq!(xl710.nic.cq_format(None), Ok(ifaces::cqring::CqFormat::Wb32 { packing }));
+        let mut p = Profile::r640_silver4216();
+        p.nic.wb_descriptors = 4;
+        p.nic.wb_timer_ns = 32_000;
+        assert!(p.validate().unwrap_err().to_string().contains("only Intel descriptor write-back"));
+        let mut p = xl710.clone();
+        p.nic.wb_descriptors = 3;
+        assert!(p.validate().unwrap_err().to_string().contains("power of two"));
+        p.nic.wb_descriptors = 4;
+        p.nic.wb_timer_ns = 0;
+        assert!(p.validate().unwrap_err().to_string().contains("needs a timer"));
     }
 
     #[test]
