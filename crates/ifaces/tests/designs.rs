@@ -246,6 +246,18 @@ proptest! {
     #[test]
     fn privring_packed_write_back_invariants(s in steps(4)) { run::<PrivRing>(&packed(), &s, true, |_| ()) }
 
+    #[test]
+    fn rxarr_packed_write_back_invariants(s in steps(4)) { run::<RxArr>(&packed(), &s, true, |_| ()) }
+
+    #[test]
+    fn rxlist_packed_write_back_invariants(s in steps(4)) { run::<RxList>(&packed(), &s, true, |_| ()) }
+
+    #[test]
+    fn rxbisect_packed_write_back_invariants(s in steps(4)) { run::<RxBisect>(&packed(), &s, true, |_| ()) }
+
+    #[test]
+    fn nmnfv_packed_write_back_invariants(s in steps(4)) { run::<ifaces::NmNfv>(&packed(), &s, true, |_| ()) }
+
     // Ensō keeps order per flow (a flow goes to one pipe), not per core; every packet here is its own flow.
     #[test]
     fn enso_invariants(s in steps(4)) { run::<ifaces::Enso>(&small(), &s, false, |_| ()) }

@@ -25,7 +25,7 @@ use super::rings::{DevRing, DrvRing, rx_ring};
 use super::{NicMemCapacity, NicMemConfig, PAPER_CAPACITY};
 use crate::arena::{Arena, BufId, BufLayout, Owner};
 use crate::core::CoreCtx;
-use crate::cqring::{CqConsumer, CqProducer, completion_ring};
+use crate::cqring::{CqConsumer, CqProducer, close_all, completion_ring, expire_all};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::packet::{Backing, Packet};
 use crate::pool::SharedPool;
@@ -284,7 +284,12 @@ impl DeviceSide for NicMemDevice {
         let w0 = u64::from(hslot) | (h as u64) << 32;
         let w1 = which | u64::from(pslot) << 8 | (payload.len() as u64) << 32;
         q.cq.push(p, [w0, w1, u64::from(hash)], None);
+        expire_all(p, self.queues.iter_mut().map(|q| &mut q.cq));
         Ok(())
+    }
+
+    fn idle<P: Probe>(&mut self, p: &mut P) {
+        close_all(p, self.queues.iter_mut().map(|q| &mut q.cq));
     }
 
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {

@@ -18,7 +18,7 @@ pub mod list;
 
 use crate::arena::Arena;
 use crate::core::CoreCtx;
-use crate::cqring::{CqConsumer, CqProducer, completion_ring};
+use crate::cqring::{CqConsumer, CqProducer, close_all, completion_ring, expire_all};
 use crate::desc::DescRing;
 use crate::design::{ConfigError, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::packet::Packet;
@@ -179,7 +179,12 @@ impl<N: NicOrder> DeviceSide for ShDevice<N> {
         slots::dma_into(p, &self.arena, d, frame)?;
         let last = group.advance(member);
         cq.push(p, cqe(at, frame.len(), hash, last), None);
+        expire_all(p, &mut self.cqs);
         Ok(())
+    }
+
+    fn idle<P: Probe>(&mut self, p: &mut P) {
+        close_all(p, &mut self.cqs);
     }
 
     /// The group's shared ring: its cores' packets wait for its descriptors together (§4.3).
