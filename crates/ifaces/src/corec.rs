@@ -36,7 +36,7 @@ use crate::spinlock::SpinLock;
 use crate::sync::{Arc, AtomicU32, AtomicU64, Ordering};
 use crate::txring::TxDriver;
 use crate::txset::TxSet;
-use crate::wbpack::{WbHold, WbWrite};
+use crate::wbpack::{WbHold, WbPacking, WbWrite};
 use wire::QueueId;
 
 /// The COREC design (`--iface corec`).
@@ -67,9 +67,10 @@ pub struct CorecQueue {
 pub struct CorecDevice {
     queue: Arc<CorecQueue>,
     next: u32,
-    /// Filled descriptors not yet written back (their line is not full), and their packets' lengths.
+    /// Filled descriptors not yet written back (their line is not full), and their packets' lengths by
+    /// transaction ID modulo [`WbPacking::MAX_PER_WRITE`] (a line's IDs are consecutive).
     held: WbHold,
-    held_lens: Vec<u32>,
+    held_lens: [u32; WbPacking::MAX_PER_WRITE as usize],
     prefetch: DescPrefetch,
     arena: Arc<crate::arena::Arena>,
     tx: TxSet,
@@ -152,12 +153,11 @@ impl Design for Corec {
                 claims: 0,
             })
             .collect();
-        let packing = cfg.cq.packing();
         let device = CorecDevice {
             queue,
             next: 0,
-            held: WbHold::new(packing),
-            held_lens: Vec::with_capacity(packing.per_write as usize),
+            held: WbHold::new(cfg.cq.packing()),
+            held_lens: [0; WbPacking::MAX_PER_WRITE as usize],
             prefetch: DescPrefetch::new(cfg.prefetch),
             arena: pool.arena().clone(),
             tx,
@@ -168,13 +168,14 @@ impl Design for Corec {
 
 impl CorecDevice {
     /// Write the held descriptors `w` back: one DMA write, each with its DD bit and length.
-    fn write_back<P: Probe>(&mut self, p: &mut P, w: WbWrite) {
+    #[inline(always)]
+    fn write_back<P: Probe>(&self, p: &mut P, w: WbWrite) {
         let ring = &self.queue.ring;
-        let slot = |k: u32| ring.size().slot(w.first.wrapping_add(k));
-        p.touch(ring.desc(slot(0)) as *const _ as usize, 16 * w.n as usize, Access::Write);
-        for (k, len) in (0..w.n).zip(self.held_lens.drain(..)) {
+        p.touch(ring.desc(ring.size().slot(w.first)) as *const _ as usize, 16 * w.n as usize, Access::Write);
+        for id in (0..w.n).map(|k| w.first.wrapping_add(k)) {
+            let len = self.held_lens[(id % WbPacking::MAX_PER_WRITE) as usize];
             // Release: the packet (and the buffer's hand-off) is visible to the worker that sees DD.
-            ring.desc(slot(k)).cap.store(DD | len, Ordering::Release);
+            ring.desc(ring.size().slot(id)).cap.store(DD | len, Ordering::Release);
         }
     }
 }
@@ -183,7 +184,9 @@ impl DeviceSide for CorecDevice {
     /// Every packet goes to the one queue, whatever RSS said.
     #[inline]
     fn rx<P: Probe>(&mut self, p: &mut P, _queue: QueueId, _hash: u32, frame: &[u8]) -> Result<(), DropReason> {
-        if let Some(w) = self.held.expire(p.now_ns()) {
+        if self.held.packs()
+            && let Some(w) = self.held.expire(|| p.now_ns())
+        {
             self.write_back(p, w);
         }
         let ring = &self.queue.ring;
@@ -193,10 +196,17 @@ impl DeviceSide for CorecDevice {
         }
         let d = self.prefetch.get(p, ring, self.next, tail);
         slots::dma_into(p, &self.arena, d, frame)?;
-        self.held_lens.push(frame.len() as u32);
         let i = self.next;
         self.next = i.wrapping_add(1);
-        if let Some(w) = self.held.complete(i, ring.size().get(), p.now_ns()) {
+        if !self.held.packs() {
+            // Written back as it completes. Release: the packet (and the buffer's hand-off) is visible
+            // to the worker that sees DD.
+            p.touch(d as *const _ as usize, 16, Access::Write);
+            d.cap.store(DD | frame.len() as u32, Ordering::Release);
+            return Ok(());
+        }
+        self.held_lens[(i % WbPacking::MAX_PER_WRITE) as usize] = frame.len() as u32;
+        if let Some(w) = self.held.complete(i, ring.size().get(), || p.now_ns()) {
             self.write_back(p, w);
         }
         Ok(())

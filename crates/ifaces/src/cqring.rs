@@ -225,7 +225,11 @@ impl CqProducer {
                 for (w, v) in full.into_iter().enumerate() {
                     self.shared.word(i, w).store(v, Ordering::Relaxed);
                 }
-                if let Some(w) = self.line.complete(i, self.shared.size.get(), p.now_ns()) {
+                let w = match self.line.packs() {
+                    false => Some(WbWrite { first: i, n: 1 }),
+                    true => self.line.complete(i, self.shared.size.get(), || p.now_ns()),
+                };
+                if let Some(w) = w {
                     self.publish(p, w);
                 }
             }
@@ -281,7 +285,7 @@ impl CqProducer {
     /// Write the open array, or the partial write-back line, if its hold has ended by the NIC's clock.
     #[inline]
     pub fn expire<P: Probe>(&mut self, p: &mut P) {
-        if let Some(w) = self.line.expire(p.now_ns()) {
+        if let Some(w) = self.line.expire(|| p.now_ns()) {
             self.publish(p, w);
         }
         if self.held.as_ref().is_some_and(|h| p.now_ns() >= h.until_ns) {

@@ -161,10 +161,9 @@ impl PoolCache {
     pub fn free<P: Probe>(&mut self, p: &mut P, id: BufId) {
         in_phase(p, Phase::Alloc, |p| {
             // `rte_pktmbuf_prefree_seg` reads the mbuf's `next` in its second line. The loads of a free
-            // loop do not depend on each other, so an out-of-order core overlaps them as it does
-            // prefetches: the probe's prefetch charges exactly that (fills at the fill buffers' rate).
+            // loop do not depend on each other, so an out-of-order core overlaps them.
             if let Some(next) = self.shared.arena().free_read_addr(id) {
-                p.prefetch(next, 8);
+                p.load_overlapped(next, 8);
             }
             self.free_quiet(id, p)
         })
@@ -244,7 +243,7 @@ mod tests {
             let id = c.alloc(&mut NoProbe::default()).unwrap();
             let mut p = crate::probe::CountingProbe::default();
             c.free(&mut p, id);
-            assert_eq!(p.prefetched, lines, "{layout:?}");
+            assert_eq!(p.overlapped, lines, "{layout:?}");
             let meta = shared.arena().meta_addr(id);
             assert_eq!(shared.arena().free_read_addr(id), (lines == 1).then_some(meta + 64));
         }

@@ -62,6 +62,12 @@ pub trait Probe {
     /// ignores it.
     #[inline(always)]
     fn prefetch(&mut self, _addr: usize, _len: usize) {}
+    /// A load of `len` bytes at `addr` that nothing waits for right away: the loop around it issues the
+    /// next one before this one's data returns (a DPDK free loop's reads of each mbuf's `next`,
+    /// [`crate::BufLayout::free_read_offset`]). The simulator charges it as a prefetch's fills, at the
+    /// rate the core's fill buffers allow; elsewhere nothing (rxlab's own code needs no value from it).
+    #[inline(always)]
+    fn load_overlapped(&mut self, _addr: usize, _len: usize) {}
     /// A lock at `addr` is acquired (after the atomic that took it); the sim makes the agent wait for the
     /// holder's release in virtual time.
     fn lock(&mut self, addr: usize);
@@ -236,6 +242,8 @@ pub struct CountingProbe {
     pub depends: u64,
     /// Lines software prefetched ([`Probe::prefetch`]).
     pub prefetched: u64,
+    /// Overlapped loads reported ([`Probe::load_overlapped`]).
+    pub overlapped: u64,
     /// Current phase.
     pub current: Option<Phase>,
     /// Virtual time returned by `now_ns`, advanced by tests.
@@ -257,6 +265,9 @@ impl Probe for CountingProbe {
     }
     fn prefetch(&mut self, addr: usize, len: usize) {
         self.prefetched += ((addr + len.max(1)).div_ceil(64) - addr / 64) as u64;
+    }
+    fn load_overlapped(&mut self, _: usize, _: usize) {
+        self.overlapped += 1;
     }
     fn mmio_write(&mut self, _: usize, _: usize) {
         self.mmio += 1;

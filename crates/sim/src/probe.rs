@@ -335,6 +335,11 @@ impl Probe for SimProbe<'_> {
     }
 
     #[inline]
+    fn load_overlapped(&mut self, addr: usize, len: usize) {
+        self.prefetch(addr, len);
+    }
+
+    #[inline]
     fn mmio_write(&mut self, _addr: usize, len: usize) {
         let at = self.m.pcie.mmio_write(self.now, len as u64);
         self.doorbell_at = Some(self.doorbell_at.map_or(at, |d| d.max(at)));
