@@ -103,9 +103,10 @@ impl BufLayout {
     /// Offset of the mbuf field a free reads outside the metadata line, if the layout has one: `next`,
     /// the first field of `struct rte_mbuf`'s second cache line ("fields only used in slow path or on
     /// TX"; DPDK lib/mbuf/rte_mbuf_core.h, 20.11 on; before 20.11 `pool` sat there too), which
-    /// `rte_pktmbuf_prefree_seg` reads for every buffer a PMD's transmit completion frees (ice and
-    /// i40e `tx_free_bufs`, mlx5 `mlx5_tx_free_mbuf`, DPDK 20.11 and 21.11). Packed buffers and NIC
-    /// memory have no mbuf header.
+    /// `rte_pktmbuf_prefree_seg` reads for every buffer a PMD's transmit completion frees (ice's and
+    /// i40e's vector `tx_free_bufs`, mlx5's `mlx5_tx_free_mbuf`, DPDK 20.11; in 21.11 i40e and mlx5 skip
+    /// it when the application enables `MBUF_FAST_FREE`, ice does not). Packed buffers and NIC memory
+    /// have no mbuf header.
     pub fn free_read_offset(&self) -> Option<usize> {
         match self.kind {
             BufKind::Packed { .. } => None,
