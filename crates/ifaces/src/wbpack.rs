@@ -74,9 +74,9 @@ impl WbHold {
     }
 
     /// Descriptor `i` (free-running; the one after the last completed) completed: what to write back
-    /// now, if its line is full. `slots` is the ring's size (a power of two), so a line never wraps. `now_ns` gives the
-    /// NIC's clock, read only when a partial line starts its timer (the live engine's clock is a
-    /// system call).
+    /// now, if its line is full. `slots` is the ring's size (a power of two), so a line never wraps.
+    /// `now_ns` gives the NIC's clock, read only when a partial line starts its timer (the live
+    /// engine's clock is a system call).
     #[inline(always)]
     pub fn complete(&mut self, i: u32, slots: u32, now_ns: impl FnOnce() -> u64) -> Option<WbWrite> {
         if self.n == 0 {
