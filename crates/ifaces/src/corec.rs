@@ -184,9 +184,7 @@ impl DeviceSide for CorecDevice {
     /// Every packet goes to the one queue, whatever RSS said.
     #[inline]
     fn rx<P: Probe>(&mut self, p: &mut P, _queue: QueueId, _hash: u32, frame: &[u8]) -> Result<(), DropReason> {
-        if self.held.packs()
-            && let Some(w) = self.held.expire(|| p.now_ns())
-        {
+        if let Some(w) = self.held.expire(|| p.now_ns()) {
             self.write_back(p, w);
         }
         let ring = &self.queue.ring;
@@ -198,16 +196,21 @@ impl DeviceSide for CorecDevice {
         slots::dma_into(p, &self.arena, d, frame)?;
         let i = self.next;
         self.next = i.wrapping_add(1);
-        if !self.held.packs() {
-            // Written back as it completes. Release: the packet (and the buffer's hand-off) is visible
-            // to the worker that sees DD.
-            p.touch(d as *const _ as usize, 16, Access::Write);
-            d.cap.store(DD | frame.len() as u32, Ordering::Release);
-            return Ok(());
-        }
-        self.held_lens[(i % WbPacking::MAX_PER_WRITE) as usize] = frame.len() as u32;
-        if let Some(w) = self.held.complete(i, ring.size().get(), || p.now_ns()) {
-            self.write_back(p, w);
+        let len = frame.len() as u32;
+        match self.held.complete(i, ring.size().get(), || p.now_ns()) {
+            // This descriptor alone (a NIC that does not pack, or a line it starts and ends): the
+            // descriptor in hand. Release: the packet (and the buffer's hand-off) is visible to the
+            // worker that sees DD.
+            Some(w) if w.n == 1 => {
+                p.touch(d as *const _ as usize, 16, Access::Write);
+                d.cap.store(DD | len, Ordering::Release);
+            }
+            w => {
+                self.held_lens[(i % WbPacking::MAX_PER_WRITE) as usize] = len;
+                if let Some(w) = w {
+                    self.write_back(p, w);
+                }
+            }
         }
         Ok(())
     }

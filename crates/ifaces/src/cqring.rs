@@ -225,11 +225,7 @@ impl CqProducer {
                 for (w, v) in full.into_iter().enumerate() {
                     self.shared.word(i, w).store(v, Ordering::Relaxed);
                 }
-                let w = match self.line.packs() {
-                    false => Some(WbWrite { first: i, n: 1 }),
-                    true => self.line.complete(i, self.shared.size.get(), || p.now_ns()),
-                };
-                if let Some(w) = w {
+                if let Some(w) = self.line.complete(i, self.shared.size.get(), || p.now_ns()) {
                     self.publish(p, w);
                 }
             }

@@ -76,14 +76,15 @@ impl WbHold {
     /// Descriptor `i` (free-running; the one after the last completed) completed: what to write back
     /// now, if its line is full. `slots` is the ring's size (a power of two), so a line never wraps.
     /// `now_ns` gives the NIC's clock, read only when a partial line starts its timer (the live
-    /// engine's clock is a system call).
+    /// engine's clock is a system call). Without packing, `i` alone, at once.
     #[inline(always)]
     pub fn complete(&mut self, i: u32, slots: u32, now_ns: impl FnOnce() -> u64) -> Option<WbWrite> {
+        if !self.packs() {
+            return Some(WbWrite { first: i, n: 1 });
+        }
         if self.n == 0 {
             self.base = i;
-            if self.packing.per_write > 1 {
-                self.until_ns = now_ns() + self.packing.timer_ns;
-            }
+            self.until_ns = now_ns() + self.packing.timer_ns;
         }
         debug_assert_eq!(self.base.wrapping_add(self.n), i, "completions in ring order");
         self.n += 1;
