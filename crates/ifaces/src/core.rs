@@ -52,6 +52,14 @@ impl CoreCtx {
         self.cache.borrow_mut().free(p, id)
     }
 
+    /// Free a buffer the device has sent: without reading it under a fast free
+    /// ([`crate::IfaceConfig::tx_fast_free`]), else as any free does.
+    #[inline]
+    pub fn free_sent<P: Probe>(&self, p: &mut P, id: crate::arena::BufId, fast: bool) {
+        let mut cache = self.cache.borrow_mut();
+        if fast { cache.put(p, id) } else { cache.free(p, id) }
+    }
+
     /// Allocate a fresh, empty packet (for apps that build responses, e.g. a key-value server).
     pub fn alloc_packet<P: Probe>(&self, p: &mut P) -> Option<crate::Packet<'_>> {
         let id = self.alloc(p)?;

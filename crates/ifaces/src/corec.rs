@@ -140,7 +140,7 @@ impl Design for Corec {
             tail: AtomicU32::new(0),
             cas_failures: AtomicU64::new(0),
         });
-        let (tx, tx_drivers) = TxSet::new(cfg.cores, cfg.tx_ring, cfg.prefetch, cfg.tx_full);
+        let (tx, tx_drivers) = TxSet::new(cfg);
         let drivers = tx_drivers
             .into_iter()
             .enumerate()

@@ -174,6 +174,14 @@ pub struct IfaceConfig {
     /// What drivers do with packets their Tx ring has no room for: drop them (DPDK's sample apps) or
     /// leave them to the caller to retry (FastClick's blocking `ToDPDKDevice`); set by the app runtime.
     pub tx_full: crate::txring::TxFull,
+    /// Drivers free sent buffers without reading them: DPDK's `RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE`, which
+    /// DPDK's sample apps ask for (l3fwd's `main.c`) and FastClick does not (its `dpdkdevice.cc` leaves
+    /// it a TODO), and which only some PMDs honour (21.11's i40e and mlx5; not ice, nor 20.11's). The
+    /// runtime says whether the app asks; the simulator keeps it only where the machine profile's PMD
+    /// honours it (`nic.tx_fast_free`). Otherwise a free reads the mbuf's second line
+    /// ([`crate::BufLayout::free_read_offset`]), as nicmem's always do: its split packets are two
+    /// segments, which a fast free does not allow.
+    pub tx_fast_free: bool,
     /// Buffers the application's packet mempool holds, set by the app runtime; 0 sizes it as DPDK's
     /// sample apps do, to what the rings, Tx rings and caches need ([`Design::buffers_needed`]). The
     /// pool ([`IfaceConfig::pool_size`]) is never smaller than that.
@@ -204,6 +212,7 @@ impl Default for IfaceConfig {
             nicmem: crate::nicmem::NicMemConfig::default(),
             cq: crate::cqring::CqFormat::Cqe64 { compress: false },
             tx_full: crate::txring::TxFull::Drop,
+            tx_fast_free: false,
             mempool: 0,
         }
     }

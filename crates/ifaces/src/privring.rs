@@ -63,7 +63,7 @@ impl Design for PrivRing {
 
     fn build(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<(PrivRingDevice, Vec<PrivRingDriver>), ConfigError> {
         cfg.validate_common()?;
-        let (tx, tx_drivers) = TxSet::new(cfg.cores, cfg.tx_ring, cfg.prefetch, cfg.tx_full);
+        let (tx, tx_drivers) = TxSet::new(cfg);
         let mut queues = Vec::with_capacity(cfg.cores);
         let mut drivers = Vec::with_capacity(cfg.cores);
         for (core, tx) in tx_drivers.into_iter().enumerate() {
@@ -333,6 +333,34 @@ mod tests {
         assert_eq!(p.prefetched, 0);
         assert!(p.touches[crate::probe::Access::Write as usize] >= 4, "{p:?}");
         drop(rx);
+    }
+
+    /// Reclaiming sent buffers reads each mbuf's second line (`rte_pktmbuf_prefree_seg`) unless the
+    /// driver frees them fast (`IfaceConfig::tx_fast_free`, DPDK's `MBUF_FAST_FREE`).
+    #[test]
+    fn a_fast_free_reclaims_sent_buffers_without_reading_them() {
+        for fast in [false, true] {
+            let cfg = IfaceConfig { tx_fast_free: fast, ..small(1) };
+            let pool = SharedPool::new(Arc::new(
+                Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap(),
+            ));
+            let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
+            let core = CoreCtx::new(0, cfg.cache, &pool);
+            let np = &mut NoProbe::default();
+            for _ in 0..8 {
+                assert_eq!(dev.rx(np, 0, 0, &[0u8; 60]), Ok(()));
+                let mut rx = Vec::new();
+                assert_eq!(drivers[0].rx_burst(np, &core, &mut rx, 4), 1);
+                drivers[0].tx_burst(np, &core, &mut rx);
+                dev.tx(np, &mut |_: &[u8]| {}, usize::MAX);
+            }
+            // The next transmit call frees what the device has reported sent.
+            let p = &mut CountingProbe::default();
+            drivers[0].tx_burst(p, &core, &mut Vec::new());
+            let freed = p.overlapped;
+            assert_eq!(freed == 0, fast, "fast free {fast}: {freed} second lines read");
+            drivers[0].teardown(&core);
+        }
     }
 
     #[test]

@@ -163,7 +163,7 @@ impl Design for RxBisect {
     fn build(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<(RxBisectDevice, Vec<RxBisectDriver>), ConfigError> {
         cfg.validate_common()?;
         let ax_size = cfg.validate_rxbisect()?;
-        let (tx, tx_drivers) = TxSet::new(cfg.cores, cfg.tx_ring, cfg.prefetch, cfg.tx_full);
+        let (tx, tx_drivers) = TxSet::new(cfg);
         let mut ax = Vec::with_capacity(cfg.cores);
         let mut drivers = Vec::with_capacity(cfg.cores);
         let mut bx = Vec::with_capacity(cfg.cores);

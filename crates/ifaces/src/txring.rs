@@ -50,13 +50,14 @@ struct TxShared {
     completion_every: u32,
 }
 
-/// Build one Tx ring whose driver treats a full ring as `full` says; returns its device and driver halves.
-pub fn tx_ring(size: RingSize, prefetch: PrefetchParams, full: TxFull) -> (TxDevice, TxDriver) {
+/// Build one Tx ring whose driver treats a full ring as `full` says and frees sent buffers without reading
+/// them if `fast_free`; returns its device and driver halves.
+pub fn tx_ring(size: RingSize, prefetch: PrefetchParams, full: TxFull, fast_free: bool) -> (TxDevice, TxDriver) {
     let completion_every = TX_COMPLETION_EVERY.min(size.get() / 2).max(1);
     let shared = Arc::new(TxShared { ring: DescRing::new(size), head: HeadWriteBack::default(), completion_every });
     (
         TxDevice { shared: shared.clone(), head: 0, prefetch: DescPrefetch::new(prefetch) },
-        TxDriver { shared, tail: 0, reclaimed: 0, shadow: vec![BufId(0); size.len()], full, full_drops: 0 },
+        TxDriver { shared, tail: 0, reclaimed: 0, shadow: vec![BufId(0); size.len()], full, fast_free, full_drops: 0 },
     )
 }
 
@@ -68,6 +69,7 @@ pub struct TxDriver {
     reclaimed: u32,
     shadow: Vec<BufId>,
     full: TxFull,
+    fast_free: bool,
     full_drops: u64,
 }
 
@@ -90,7 +92,7 @@ impl TxDriver {
         while self.reclaimed != head {
             let id = self.shadow[self.shared.ring.size().slot(self.reclaimed)];
             core.arena().transfer(id, Owner::Tx, Owner::Core);
-            core.free(p, id);
+            core.free_sent(p, id, self.fast_free);
             self.reclaimed = self.reclaimed.wrapping_add(1);
         }
     }

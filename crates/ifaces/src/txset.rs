@@ -2,10 +2,9 @@
 //! §4: "ShRing leaves the Tx path unmodified"; rxBisect §4; COREC): serve the cores' rings round-robin.
 
 use crate::arena::Arena;
-use crate::desc::PrefetchParams;
+use crate::design::IfaceConfig;
 use crate::probe::Probe;
-use crate::ringsize::RingSize;
-use crate::txring::{TxDevice, TxDriver, TxFull, tx_ring};
+use crate::txring::{TxDevice, TxDriver, tx_ring};
 
 /// Every core's Tx ring as the NIC sees them.
 #[derive(Debug)]
@@ -15,9 +14,11 @@ pub struct TxSet {
 }
 
 impl TxSet {
-    /// One Tx ring per core; returns the device's set and each core's driver half.
-    pub fn new(cores: usize, size: RingSize, prefetch: PrefetchParams, full: TxFull) -> (TxSet, Vec<TxDriver>) {
-        let (rings, drivers) = (0..cores).map(|_| tx_ring(size, prefetch, full)).unzip();
+    /// One Tx ring per core, as `cfg` sizes them and the runtime has its driver treat them; returns the
+    /// device's set and each core's driver half.
+    pub fn new(cfg: &IfaceConfig) -> (TxSet, Vec<TxDriver>) {
+        let ring = || tx_ring(cfg.tx_ring, cfg.prefetch, cfg.tx_full, cfg.tx_fast_free);
+        let (rings, drivers) = (0..cfg.cores).map(|_| ring()).unzip();
         (TxSet { rings, next: 0 }, drivers)
     }
 

@@ -220,6 +220,7 @@ pub fn run_design<D: Design, A: App>(
         .cq_format(cfg.cqe_compress)
         .map_err(|message| SimError::Config { option: "cqe-compress", message })?;
     cfg.runtime.configure(&mut iface);
+    iface.tx_fast_free &= profile.nic.tx_fast_free;
     let arena = Arc::new(Arena::new("sim", iface.pool_size::<D>(), iface.layout).map_err(SimError::Arena)?);
     let pool = SharedPool::new(arena.clone());
     let (mut device, mut drivers) = D::build(&iface, &pool)?;

@@ -250,6 +250,12 @@ pub struct NicParams {
     /// needed when `wb_descriptors` is above 1.
     #[serde(default)]
     pub wb_timer_ns: u64,
+    /// The testbed's poll-mode driver frees sent mbufs without reading them when the application asks
+    /// (DPDK's `RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE`: 21.11's i40e and mlx5 honour it, ice and 20.11's
+    /// PMDs do not), [`ifaces::IfaceConfig::tx_fast_free`]. Off, the default: every free reads the
+    /// mbuf's second line.
+    #[serde(default)]
+    pub tx_fast_free: bool,
 }
 
 fn one() -> u32 {
@@ -487,6 +493,12 @@ const XL710_WB_DESCRIPTORS: u32 = 4;
 /// `__vsi_queues_bind_intr`), whose expiry posts "all leftover completed descriptors" (same commit).
 const XL710_WB_TIMER_NS: u64 = 32_000;
 
+/// COREC's testbed frees sent mbufs without reading them: its l3fwd ran on "DPDK v21.11" ([P3] §3.4.3),
+/// whose l3fwd asks for `RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE` whenever the port offers it
+/// (examples/l3fwd/main.c), which i40e does, and whose i40e then puts sent mbufs back in bulk without
+/// `rte_pktmbuf_prefree_seg` (`i40e_tx_free_bufs`, scalar and vector; read in DPDK's git, v21.11).
+const XL710_TX_FAST_FREE: bool = true;
+
 /// What a DMA read request the LLC cannot serve costs beyond DRAM's loaded latency on these Skylake-SP
 /// hosts (every profile here is one; the I/O path is the CPU's, not the NIC's). pcie-bench measured about
 /// 50 ns more for a cold 64 B read than a warm one on an idle host ([HW]); under the papers' load the
@@ -620,6 +632,11 @@ const R640_SOURCES: &[Source] = &[
     ("nic.wb_descriptors", "ConnectX writes each CQE on its own (no write-back packing)"),
     ("nic.wb_timer_ns", "no write-back packing"),
     (
+        "nic.tx_fast_free",
+        "off: nicmem's DPDK is 20.08 ([P2] §5), whose mlx5 reads every mbuf it frees, and the papers' NFs run \
+         in FastClick, which does not ask for fast frees (lib/dpdkdevice.cc); [P0] and [P1] name no version",
+    ),
+    (
         "nic.cqe_compression",
         "DPDK mlx5 guide, rxq_cqe_comp_en: enabled by default; the NIC compresses when it detects PCI back \
          pressure (DPDK commit \"net/mlx5: handle Rx CQE compression\"). nicmem's artifact turns it off",
@@ -670,6 +687,11 @@ const I9_SOURCES: &[Source] = &[
     ),
     ("nic.wb_timer_ns", "no write-back packing"),
     (
+        "nic.tx_fast_free",
+        "off: Ensō's artifact runs DPDK 20.11, and ice's vector `ice_tx_free_bufs` reads every mbuf it \
+         frees with or without fast free (20.11 and 21.11)",
+    ),
+    (
         "nic.reta_entries",
         "Ensō's runs take 1 to 4 cores, which every power-of-two table steers alike; the Microsoft RSS \
          specification's 128 entries stand in",
@@ -717,6 +739,11 @@ const SILVER4110_SOURCES: &[Source] = &[
         "nic.wb_timer_ns",
         "DPDK i40e's PF ITR, I40E_QUEUE_ITR_INTERVAL_DEFAULT (32 us), whose expiry posts the leftovers: \
          XL710_WB_TIMER_NS in sim/src/profile.rs",
+    ),
+    (
+        "nic.tx_fast_free",
+        "[P3] §3.4.3: DPDK v21.11, whose l3fwd asks for fast frees and whose i40e honours it: \
+         XL710_TX_FAST_FREE in sim/src/profile.rs",
     ),
     (
         "nic.reta_entries",
@@ -782,6 +809,7 @@ impl Profile {
                 pmd_cycles: 0,
                 wb_descriptors: 1,
                 wb_timer_ns: 0,
+                tx_fast_free: false,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
@@ -810,6 +838,7 @@ impl Profile {
                 pmd_cycles: E810_PMD_CYCLES,
                 wb_descriptors: 1,
                 wb_timer_ns: 0,
+                tx_fast_free: false,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
@@ -838,6 +867,7 @@ impl Profile {
                 pmd_cycles: 0,
                 wb_descriptors: XL710_WB_DESCRIPTORS,
                 wb_timer_ns: XL710_WB_TIMER_NS,
+                tx_fast_free: XL710_TX_FAST_FREE,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),

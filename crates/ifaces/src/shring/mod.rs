@@ -136,7 +136,7 @@ pub fn build<S: Sharing>(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<Bu
     let share = share_of(cfg)?;
     S::validate(cfg)?;
     let segs = S::segs(cfg);
-    let (tx, mut tx_drivers) = TxSet::new(cfg.cores, cfg.tx_ring, cfg.prefetch, cfg.tx_full);
+    let (tx, mut tx_drivers) = TxSet::new(cfg);
     let mut groups = Vec::new();
     let mut reposts = Vec::new();
     for g in 0..cfg.cores / share {
