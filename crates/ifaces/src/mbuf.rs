@@ -105,8 +105,8 @@ impl BufLayout {
     /// TX"; DPDK lib/mbuf/rte_mbuf_core.h, 20.11 on; before 20.11 `pool` sat there too), which
     /// `rte_pktmbuf_prefree_seg` reads for every buffer a PMD's transmit completion frees (ice's and
     /// i40e's vector `tx_free_bufs`, mlx5's `mlx5_tx_free_mbuf`, DPDK 20.11; in 21.11 i40e and mlx5 skip
-    /// it when the application enables `MBUF_FAST_FREE`, ice does not). Packed buffers and NIC memory
-    /// have no mbuf header.
+    /// it when the application enables `MBUF_FAST_FREE`, ice does not: [`crate::IfaceConfig::tx_fast_free`]).
+    /// Packed buffers and NIC memory have no mbuf header.
     pub fn free_read_offset(&self) -> Option<usize> {
         match self.kind {
             BufKind::Packed { .. } => None,
