@@ -28,7 +28,8 @@ impl WbPacking {
     /// Every descriptor written back as soon as it completes.
     pub const NONE: WbPacking = WbPacking { per_write: 1, timer_ns: 0 };
 
-    /// The most descriptors one write-back may pack: a 128-byte line of 16-byte descriptors is 8.
+    /// The most descriptors one write-back may pack, above any line's worth: a 128-byte line holds 8 of
+    /// the 16-byte descriptors (4 of DPDK's default 32-byte ones).
     pub const MAX_PER_WRITE: u32 = 16;
 
     /// Packing of `per_write` descriptors (a power of two) with a partial line's timer `timer_ns`; the
