@@ -152,6 +152,14 @@ pub struct Verdict {
     pub seeds: Option<Seeds>,
 }
 
+impl Verdict {
+    /// The allowed deviation as the verdict table prints it: `±25 %`, `±2.5 %`.
+    pub fn tolerance_text(&self) -> String {
+        let pct = self.tolerance * 100.0;
+        if (pct - pct.round()).abs() < 1e-9 { format!("±{pct:.0} %") } else { format!("±{pct:.1} %") }
+    }
+}
+
 /// A check's ratio seed by seed: the ratio of each seed's own runs of the two sides.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Seeds {
@@ -309,6 +317,10 @@ mod tests {
         assert!(!v.within);
         assert_eq!(c.verdict(&[row("p", 1.0)]).rxlab, None);
         assert_eq!(c.verdict(&[row("p", 150.0), row("r", 200.0)]).seeds, None, "no trials, no spread");
+        assert_eq!(v.tolerance_text(), "±25 %");
+        let half: Check =
+            toml::from_str("what = \"x\"\nmetric = \"g\"\na = \"p\"\npaper = 1.025\ntolerance = 0.025").unwrap();
+        assert_eq!(half.verdict(&[row("p", 1.0)]).tolerance_text(), "±2.5 %", "a half percent is not rounded away");
     }
 
     /// A row run on seeds 1.. with these throughputs, as `--trials` records them.

@@ -162,7 +162,7 @@ pub fn table(results: &[ClaimResult]) -> String {
             let verdict = if v.within { "within" } else { "MISS" };
             let paper = format!("{}{:.3}", crate::claim::bound_sign(v.bound), v.paper);
             let seeds = v.seeds.map_or_else(String::new, |s| format!("; {s}"));
-            let tail = format!("{verdict} (±{:.0} %){seeds}", v.tolerance * 100.0);
+            let tail = format!("{verdict} ({}){seeds}", v.tolerance_text());
             lines.push(row(&r.name, &v.what, &paper, &rx, &tail));
         }
     }

@@ -29,8 +29,8 @@ pub fn verdict_cells(v: &Verdict) -> [String; 4] {
         format!("{}{:.3}", esc(crate::claim::bound_sign(v.bound)), v.paper),
         rx,
         format!(
-            "<span class=\"{class}\">{word} (±{:.0} %)</span>{}",
-            v.tolerance * 100.0,
+            "<span class=\"{class}\">{word} ({})</span>{}",
+            v.tolerance_text(),
             v.seeds.map_or_else(String::new, |s| format!("<br><small>{s}</small>"))
         ),
     ]
