@@ -434,6 +434,22 @@ impl Set {
         None
     }
 
+    /// Drop the line in `way`; returns whether it was dirty. The way keeps its age (as a flush does in
+    /// \[AR20\]'s simulator): an invalid way is filled first anyway.
+    #[inline]
+    fn drop_way(&mut self, way: u32) -> bool {
+        let bit = 1u16 << way;
+        let w = way as usize & (MAX_WAYS - 1);
+        let dirty = self.dirty & bit != 0;
+        self.tags[w] = INVALID;
+        self.fp[w] = 0;
+        self.valid &= !bit;
+        self.dirty &= !bit;
+        self.flag_a &= !bit;
+        self.flag_b &= !bit;
+        dirty
+    }
+
     /// Age the set for a hit on `way`.
     #[inline(always)]
     fn hit<R: Replacement>(&mut self, way: u32, r: Repl<R>) {
@@ -640,13 +656,15 @@ impl<R: Replacement, P: Placement> SetAssoc<R, P> {
     }
 
     /// A DMA write of the `n` lines from `first`: each line cached is updated in place (made dirty and
-    /// aged as a hit, both flags cleared); each other line is installed dirty among the ways of `mask`,
-    /// or, with `mask` empty, not cached at all.
+    /// aged as a hit, both flags cleared); each other line is installed dirty among the ways of `mask`.
+    /// With `mask` empty (DDIO off) no line is cached: the data goes to DRAM and a cached copy is
+    /// dropped, as Intel's "classic" I/O mode writes incoming data to memory for the processor to read
+    /// from there (intel.com, "Intel Data Direct I/O Technology").
     ///
-    /// Lines whose flag A was set, updated or replaced, are pushed to `shootdowns` for the owner (whose
-    /// private copies must go); their slots keep whatever the owner keeps per slot. Returns the number
-    /// of hits and the number of lines that go to DRAM: the uncached ones, and the dirty lines replaced
-    /// other than those in `shootdowns`.
+    /// Lines whose flag A was set, updated, replaced or dropped, are pushed to `shootdowns` for the
+    /// owner (whose private copies must go); their slots keep whatever the owner keeps per slot. Returns
+    /// the number of hits and the number of lines that go to DRAM: the uncached ones, and the dirty
+    /// lines replaced other than those in `shootdowns`.
     #[inline]
     pub fn write_run(&mut self, first: u64, n: u64, mask: u16, shootdowns: &mut Vec<Shootdown>) -> (u64, u64) {
         let (index, repl, duel) = (&self.index, self.repl, &mut self.duel);
@@ -655,13 +673,19 @@ impl<R: Replacement, P: Placement> SetAssoc<R, P> {
             for (i, s) in self.sets[start..start + count].iter_mut().enumerate() {
                 let set = start + i;
                 if let Some(way) = s.way_of(key) {
-                    hits += 1;
-                    s.hit(way, repl);
                     let bit = 1u16 << way;
                     if s.flag_a & bit != 0 {
                         let line = line_of(index, set, key.tag);
                         shootdowns.push(Shootdown { line, slot: Slot { set: set as u32, way }, replaced_dirty: None });
                     }
+                    if mask == 0 {
+                        // The whole line is written anew in DRAM: the cached copy, dirty or not, is dead.
+                        s.drop_way(way);
+                        to_dram += 1;
+                        continue;
+                    }
+                    hits += 1;
+                    s.hit(way, repl);
                     s.dirty |= bit;
                     s.flag_a &= !bit;
                     s.flag_b &= !bit;
@@ -694,21 +718,11 @@ impl<R: Replacement, P: Placement> SetAssoc<R, P> {
             .sum::<usize>() as u64
     }
 
-    /// Drop the line in `s`; returns whether it was dirty. Its way keeps its age (as a flush does in
-    /// \[AR20\]'s simulator): an invalid way is filled first anyway.
+    /// Drop the line in `s`; returns whether it was dirty. Its way keeps its age, as a flush does in
+    /// \[AR20\]'s simulator.
     #[inline]
     pub fn invalidate(&mut self, s: Slot) -> bool {
-        let bit = 1u16 << s.way;
-        let w = s.way as usize & (MAX_WAYS - 1);
-        let m = &mut self.sets[s.set as usize];
-        let dirty = m.dirty & bit != 0;
-        m.tags[w] = INVALID;
-        m.fp[w] = 0;
-        m.valid &= !bit;
-        m.dirty &= !bit;
-        m.flag_a &= !bit;
-        m.flag_b &= !bit;
-        dirty
+        self.sets[s.set as usize].drop_way(s.way)
     }
 
     /// Whether the line in `s` is dirty.

@@ -8,7 +8,8 @@
 //!   core holds modified costs the core-to-core transfer; a write to a line this core alone holds is free.
 //! - DDIO (reference/hardware.md): a NIC write updates the line in place wherever it is in the LLC
 //!   (invalidating core copies), which ages its set as any hit does; on a miss it allocates only in the
-//!   DDIO ways (the highest ways), inserted as any fill is, or goes to DRAM when DDIO is off. NIC reads
+//!   DDIO ways (the highest ways), inserted as any fill is. With DDIO off every DMA write goes to DRAM
+//!   and drops the line's cached copies (Intel's "classic" I/O mode, [`crate::cache`]). NIC reads
 //!   hit the LLC or read DRAM without allocating, and leave the replacement state as it was. Partial-line
 //!   DMA writes are treated as whole-line writes.
 //! - The LLC is split into slices and replaces lines as the profile says ([`crate::slices`],
@@ -541,6 +542,16 @@ mod tests {
         m.cpu_access(1, l(1), Op::Read, 0);
         assert_eq!(m.nic_read(l(1), 1, 0), 0);
         assert_eq!(m.stats.nic_read, (1, 1));
+        // A line the core holds, even modified, is not updated in place: the write goes to DRAM, the
+        // cached copies go, and the core's next read comes from DRAM.
+        m.cpu_access(1, l(1), Op::Write, 0);
+        let written = m.dram.write_bytes;
+        assert_eq!(m.nic_write(l(1), 1, 0), 0, "no LLC hit with DDIO off");
+        assert_eq!((m.llc_holds(l(1)), m.core_holds(1, l(1))), (None, false));
+        assert_eq!(m.dram.write_bytes, written + 64, "the DMA data, not the core's dead copy");
+        let read = m.dram.read_bytes;
+        m.cpu_access(1, l(1), Op::Read, 0);
+        assert_eq!(m.dram.read_bytes, read + 64);
     }
 
     /// A software NIC's writes are a core's stores: the worker's first read of the line is a
