@@ -511,8 +511,10 @@ const SKX_READ_MISS_NS: f64 = 1010.0;
 /// A typical core of a Linux server as sysjitter measures it ([JIT]): at each quantile the median of
 /// the four cores measured (one of them, likely the one taking device interrupts, has a five times
 /// longer tail: 184 us at p99.99, 347 us longest). The papers' servers isolate their cores from the
-/// scheduler ([P0] §5), which removes scheduler noise but not ticks, interrupts or SMIs; no paper
-/// gives its servers' noise.
+/// scheduler ([P0] §5), which removes scheduler noise but not ticks, interrupts or SMIs: the nicmem
+/// artifact's README gives their FastClick kernel's boot parameters as 1 GiB hugepages and `isolcpus`
+/// alone (no `nohz_full`), so the 1 kHz tick stays on the workers' cores. No paper gives its servers'
+/// noise.
 fn linux_noise() -> NoiseParams {
     NoiseParams {
         rate_hz: 1001.9,
