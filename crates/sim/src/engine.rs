@@ -40,6 +40,7 @@ use crate::report::{
     ratio,
 };
 use crate::sampler::{PERIOD_PS, Sampler};
+use crate::stages::{Point, StageClock};
 use crate::timeline::Timeline;
 use apps::App;
 use ifaces::invariants::{RunCounts, Violation, check_buffers};
@@ -256,6 +257,9 @@ pub fn run_design<D: Design, A: App>(
     let win = Window(cfg.warmup_ps, cfg.duration_ps);
     let mut c = Counters { polls: vec![0; cores], ..Counters::default() };
     let mut hist = LatencyHistogram::new();
+    let mut stages = StageClock::default();
+    // The sequence numbers of a transmit burst's packets, to mark those the ring takes.
+    let mut tx_seqs: Vec<u64> = Vec::with_capacity(iface.burst);
     let mut service = LatencyHistogram::new();
     let mut check = DeliveryCheck::new(source.flows().len(), D::PER_FLOW_ORDER);
     let mut reorder = ReorderTracker::new(REORDER_WINDOW);
@@ -406,6 +410,7 @@ pub fn run_design<D: Design, A: App>(
                 spare.push(l.held.frame);
                 match r {
                     Ok(()) => {
+                        stages.mark(seq, Point::Landed, t);
                         c.rx_bytes += (len + FCS_LEN) as u64;
                         for i in D::WAKE.cores(queue, cores) {
                             wake_core(&mut q, &mut core_state[i], i, t);
@@ -447,6 +452,7 @@ pub fn run_design<D: Design, A: App>(
                         wire_order.sent(stamp.seq);
                         if win.contains(stamp.tx_ns * 1000) {
                             hist.record((done / 1000).saturating_sub(stamp.tx_ns));
+                            stages.left(stamp.seq, stamp.tx_ns * 1000, done);
                         }
                     }
                     c.sent += 1;
@@ -494,6 +500,7 @@ pub fn run_design<D: Design, A: App>(
                 for pkt in &st.rx {
                     let seq = Stamp::in_frame(pkt, Some(stamp_off)).map_or(u64::MAX, |s| s.seq);
                     check.delivered(seq);
+                    stages.mark(seq, Point::Taken, t);
                 }
                 probe.phase(Phase::App);
                 apps[i].process(&mut probe, ctx, &mut st.rx, &mut st.tx);
@@ -506,6 +513,9 @@ pub fn run_design<D: Design, A: App>(
                     // The transmit burst runs when the app's work is done, so the NIC cannot see the
                     // packets before the core's virtual time reaches them.
                     let step = probe.finish();
+                    for s in st.tx.iter().filter_map(|pkt| Stamp::in_frame(pkt, Some(stamp_off))) {
+                        stages.mark(s.seq, Point::Handed, step.end);
+                    }
                     if win.contains(t) {
                         service.record_n((step.end - t) / 1000 / n as u64, n as u64);
                     }
@@ -545,12 +555,19 @@ pub fn run_design<D: Design, A: App>(
                     q.push(resume, Event::CoreTx(i as u16));
                     continue;
                 }
+                tx_seqs.clear();
+                tx_seqs
+                    .extend(st.tx.iter().map(|pkt| Stamp::in_frame(pkt, Some(stamp_off)).map_or(u64::MAX, |s| s.seq)));
                 let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
                 let queued = drivers[i].tx_burst(&mut probe, &ctxs[i], &mut st.tx);
                 let step = probe.finish();
                 c.charge(&win, t, &step);
                 if queued > 0 {
-                    schedule_tx(&mut q, &mut nic, step.doorbell_at.unwrap_or(step.end).max(t));
+                    let rung = step.doorbell_at.unwrap_or(step.end).max(t);
+                    for &seq in &tx_seqs[..queued] {
+                        stages.mark(seq, Point::Queued, rung);
+                    }
+                    schedule_tx(&mut q, &mut nic, rung);
                 }
                 if !st.tx.is_empty() {
                     // The ring was full and the runtime waits (FastClick's blocking ToDPDKDevice): the
@@ -630,6 +647,7 @@ pub fn run_design<D: Design, A: App>(
         throughput: tp(c.sent_win),
         received_mpps: ratio(c.delivered_win as f64, secs) / 1e6,
         latency: hist.summary(),
+        latency_stages: stages.report(),
         service_ns: service.summary(),
         latency_cdf: hist.cdf(),
         ring_occupancy: ratio(c.occupancy.0, c.occupancy.1 as f64),

@@ -6,8 +6,8 @@
 //! agents), [`probe`] (how reported accesses become time), then the hardware models it charges:
 //! [`memory`] (caches, coherence and DDIO over [`cache`], the cores' [`prefetcher`]s), [`dram`], [`pcie`],
 //! [`nic`], [`noise`], all
-//! parameterised by a machine [`profile`]. [`report`] is what comes out; [`order`] checks deliveries
-//! and [`sampler`] feeds a design's controller.
+//! parameterised by a machine [`profile`]. [`report`] is what comes out ([`stages`]: where latency
+//! goes); [`order`] checks deliveries and [`sampler`] feeds a design's controller.
 //!
 //! Designs come from the registry (`ifaces::with_design!`), so every design the seam knows runs here.
 //!
@@ -36,6 +36,7 @@ pub mod profile_file;
 pub mod report;
 pub mod sampler;
 pub mod slices;
+pub mod stages;
 pub mod timeline;
 
 pub use config::{Arrivals, SimConfig, SimError};

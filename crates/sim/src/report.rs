@@ -1,5 +1,6 @@
 //! What a run reports (the figures the papers plot), serialisable for `--json` and printable as a table.
 
+use crate::stages::LatencyStages;
 use measure::{CdfPoint, FlowOrderReport, LatencySummary, ReorderReport, Throughput};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -165,6 +166,8 @@ pub struct SimReport {
     pub received_mpps: f64,
     /// NIC arrival to wire-out, ns, for packets that arrived in the window.
     pub latency: LatencySummary,
+    /// The same packets' mean time in each stage between arrival and wire ([`crate::stages`]).
+    pub latency_stages: LatencyStages,
     /// Per-packet service time of the cores' polls in the window (a poll's receive and app work over
     /// its packets), ns: how much a core's pace varies with its cache hits and misses.
     pub service_ns: LatencySummary,
@@ -231,6 +234,15 @@ impl fmt::Display for SimReport {
             f,
             "latency ns",
             format!("mean {:.0}  p50 {}  p99 {}  p99.9 {}  ({} samples)", l.mean, l.p50, l.p99, l.p999, l.count),
+        )?;
+        let g = &self.latency_stages;
+        row(
+            f,
+            "latency by stage ns",
+            format!(
+                "NIC {:.0}  Rx ring {:.0}  core {:.0}  Tx call {:.0}  Tx {:.0}",
+                g.nic_ns, g.rx_ring_ns, g.core_ns, g.tx_call_ns, g.tx_ns
+            ),
         )?;
         let s = &self.service_ns;
         row(f, "service ns/packet", format!("mean {:.0}  p50 {}  p99 {}  p99.9 {}", s.mean, s.p50, s.p99, s.p999))?;
