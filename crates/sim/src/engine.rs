@@ -74,6 +74,8 @@ const REORDER_WINDOW: usize = 1 << 12;
 struct CoreState<'c> {
     rx: Vec<Packet<'c>>,
     tx: Vec<Packet<'c>>,
+    /// The sequence numbers of `tx`'s packets, in order (marked at each [`Point`] they pass).
+    tx_seqs: Vec<u64>,
     /// Time of the core's pending event (its poll or transmit burst), if any.
     scheduled: Option<u64>,
     /// Set while the core idles: (start of the empty poll, its length).
@@ -258,8 +260,6 @@ pub fn run_design<D: Design, A: App>(
     let mut c = Counters { polls: vec![0; cores], ..Counters::default() };
     let mut hist = LatencyHistogram::new();
     let mut stages = StageClock::default();
-    // The sequence numbers of a transmit burst's packets, to mark those the ring takes.
-    let mut tx_seqs: Vec<u64> = Vec::with_capacity(iface.burst);
     let mut service = LatencyHistogram::new();
     let mut check = DeliveryCheck::new(source.flows().len(), D::PER_FLOW_ORDER);
     let mut reorder = ReorderTracker::new(REORDER_WINDOW);
@@ -277,6 +277,7 @@ pub fn run_design<D: Design, A: App>(
         .map(|_| CoreState {
             rx: Vec::with_capacity(iface.burst),
             tx: Vec::with_capacity(iface.burst),
+            tx_seqs: Vec::with_capacity(iface.burst),
             scheduled: None,
             idle: None,
             blocked: None,
@@ -513,8 +514,12 @@ pub fn run_design<D: Design, A: App>(
                     // The transmit burst runs when the app's work is done, so the NIC cannot see the
                     // packets before the core's virtual time reaches them.
                     let step = probe.finish();
-                    for s in st.tx.iter().filter_map(|pkt| Stamp::in_frame(pkt, Some(stamp_off))) {
-                        stages.mark(s.seq, Point::Handed, step.end);
+                    st.tx_seqs.clear();
+                    st.tx_seqs.extend(
+                        st.tx.iter().map(|pkt| Stamp::in_frame(pkt, Some(stamp_off)).map_or(u64::MAX, |s| s.seq)),
+                    );
+                    for &seq in &st.tx_seqs {
+                        stages.mark(seq, Point::Handed, step.end);
                     }
                     if win.contains(t) {
                         service.record_n((step.end - t) / 1000 / n as u64, n as u64);
@@ -555,16 +560,13 @@ pub fn run_design<D: Design, A: App>(
                     q.push(resume, Event::CoreTx(i as u16));
                     continue;
                 }
-                tx_seqs.clear();
-                tx_seqs
-                    .extend(st.tx.iter().map(|pkt| Stamp::in_frame(pkt, Some(stamp_off)).map_or(u64::MAX, |s| s.seq)));
                 let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
                 let queued = drivers[i].tx_burst(&mut probe, &ctxs[i], &mut st.tx);
                 let step = probe.finish();
                 c.charge(&win, t, &step);
                 if queued > 0 {
                     let rung = step.doorbell_at.unwrap_or(step.end).max(t);
-                    for &seq in &tx_seqs[..queued] {
+                    for seq in st.tx_seqs.drain(..queued) {
                         stages.mark(seq, Point::Queued, rung);
                     }
                     schedule_tx(&mut q, &mut nic, rung);
