@@ -14,6 +14,7 @@ use ifaces::shring::dynamic::Thresholds;
 use ifaces::{BufLayout, IfaceConfig, RingSize};
 use live::{LiveConfig, LiveReport, Pace, Traffic};
 use sim::SimReport;
+use std::path::Path;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 use traffic::kvs::client::{ClientConfig, HotArea};
@@ -348,12 +349,15 @@ pub fn run(p: &Params) -> Result<Outcome> {
 }
 
 /// A stable identifier of a point: 16 hex digits of FNV-1a over its resolved parameters without the
-/// label (the same run under two names is one point) and the text of its profile file, if it has one
-/// (an edited profile is a new point).
+/// label (the same run under two names is one point) and, for a profile file, its file name and text in
+/// place of its path (an edited profile is a new point; the same file reached from another working
+/// directory or `--dir` is the same point).
 pub fn id(p: &Params) -> String {
-    let unlabelled = Params { label: None, ..p.clone() };
+    let file = p.profile.as_deref().filter(|f| f.ends_with(".toml")).map(Path::new);
+    let name = file.and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned());
+    let unlabelled = Params { label: None, profile: name.or_else(|| p.profile.clone()), ..p.clone() };
     let mut bytes = serde_json::to_vec(&unlabelled).expect("Params serialise to JSON");
-    if let Some(text) = p.profile.as_deref().filter(|f| f.ends_with(".toml")).and_then(|f| std::fs::read(f).ok()) {
+    if let Some(text) = file.and_then(|f| std::fs::read(f).ok()) {
         bytes.extend(text);
     }
     format!("{:016x}", fnv1a(&bytes))
@@ -362,4 +366,32 @@ pub fn id(p: &Params) -> String {
 /// 64-bit FNV-1a of `bytes`.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_profile(profile: &str) -> Params {
+        Params { profile: Some(profile.into()), ..Params::default() }
+    }
+
+    /// A profile file is known by its name and text: the same file through two spellings of its path is one
+    /// point, an edited one a new point, and a built-in profile is known by its name.
+    #[test]
+    fn a_profile_file_counts_by_its_name_and_text_not_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("profiles")).unwrap();
+        let file = dir.path().join("profiles/one-nic.toml");
+        let write =
+            |links: u32| std::fs::write(&file, format!("base = \"r640-silver4216\"\n[pcie]\nlinks = {links}\n"));
+        write(1).unwrap();
+        let direct = with_profile(&file.display().to_string());
+        let roundabout = with_profile(&dir.path().join("profiles/../profiles/one-nic.toml").display().to_string());
+        let before = id(&direct);
+        assert_eq!(before, id(&roundabout));
+        write(2).unwrap();
+        assert_ne!(before, id(&direct), "an edited profile is a new point");
+        assert_ne!(id(&with_profile("r640-silver4216")), id(&with_profile("i9-9960x-enso")));
+    }
 }
