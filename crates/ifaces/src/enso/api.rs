@@ -37,14 +37,19 @@ impl Device {
     }
 
     /// Poll this thread's notification buffer once (§4.1.2): the pipe a notification names, with its
-    /// known tail updated. With prefetching on (§4.2, low-latency mode), first ask the NIC for a fresh
-    /// notification for the next pipe, so it is ready when this one is consumed.
+    /// known tail updated. With prefetching on (§4.2, low-latency mode), a notification that brings news
+    /// first asks the NIC for a fresh notification for the next pipe, so it is ready when this one is
+    /// consumed. One that repeats a tail software knows asks for nothing, as in Ensō's library
+    /// (`Device::NextRxPipeToRecv` with `LATENCY_OPT`, software/src/enso/pipe.cpp, prefetches only for a
+    /// pipe whose notified tail moved): else every answer, itself a notification, would ask again, and
+    /// answers would multiply while data keeps arriving.
     #[inline]
     pub fn next_rx_pipe_to_recv<P: Probe>(&mut self, p: &mut P) -> Option<usize> {
         let (pipe, tail) = self.notif.next(p)?;
         let pipe = pipe as usize;
+        let news = tail > self.pipes[pipe].positions().2;
         self.pipes[pipe].notified(tail);
-        if self.opts.prefetch {
+        if self.opts.prefetch && news {
             self.next_prefetch = (pipe + 1) % self.pipes.len();
             if let Some(tail) = self.pipes[self.next_prefetch].prefetch(p) {
                 self.notif.answer((self.next_prefetch as u32, tail), p.answer_ns());
