@@ -136,6 +136,12 @@ pub struct Accounting {
     pub app_dropped: u64,
     /// Packets put on the wire.
     pub sent: u64,
+    /// Of those, the packets put on the wire later than the residual allowance after the offered
+    /// traffic ended: RFC 2544 §23 waits two seconds for residual frames after a trial of at least 60 s
+    /// (§24), so a run, which stands for such a trial, waits 2/60 of its length (at least 100 us). A
+    /// backlog that leaves later was absorbed by buffers a 60 s trial would have filled; a no-drop search
+    /// counts it lost.
+    pub sent_late: u64,
 }
 
 /// The adaptive LLC policy's set dueling ([`crate::cache::Policy::QlruAdaptive`]): the share of the LLC's

@@ -6,6 +6,10 @@
 //! conservation (offered = delivered + dropped + queued, with nothing queued after the drain), so
 //! `offered - sent` is exactly that count.
 //!
+//! The simulator also counts as lost what went out later than RFC 2544's residual allowance after the
+//! offered traffic ended (`sim::report::Accounting::sent_late`): a short run's buffers can absorb an
+//! overload that a 60 s trial's could not, and would otherwise hand it back as delivered.
+//!
 //! The counts cover the whole run, warm-up included, not the measurement window: the simulator counts
 //! a packet in its window's throughput by the time it goes out, so the packets in flight at the
 //! window's two edges would read as loss (or gain) on a run that dropped nothing. RFC 2544 counts
@@ -17,7 +21,7 @@ use measure::Trial;
 /// Packets `report`'s run offered and sent back out (see the module doc).
 pub fn counts(report: &Report) -> Trial {
     match report {
-        Report::Sim(r) => Trial { offered: r.accounting.offered, received: r.accounting.sent },
+        Report::Sim(r) => Trial { offered: r.accounting.offered, received: r.accounting.sent - r.accounting.sent_late },
         Report::Live(r) => {
             // The live report has no offered total: delivered plus NIC drops (nothing is queued after
             // the drain) is the offered count its conservation check compares.

@@ -159,6 +159,7 @@ pub const METRICS: &[Metric] = &[
     m("accounting.queued", "Packets queued at the end", "queued", Count, false),
     m("accounting.app_dropped", "Packets the app dropped", "app dropped", Count, false),
     m("accounting.sent", "Packets sent (whole run)", "sent", Count, false),
+    m("accounting.sent_late", "Packets sent after the residual allowance (whole run)", "late", Count, false),
     // Reordering (RFC 4737).
     m("reordering.received", "Distinct packets received", "received", Count, false),
     m("reordering.duplicates", "Duplicate packets", "dups", Count, false),
