@@ -47,8 +47,7 @@ impl Device {
     pub fn next_rx_pipe_to_recv<P: Probe>(&mut self, p: &mut P) -> Option<usize> {
         let (pipe, tail) = self.notif.next(p)?;
         let pipe = pipe as usize;
-        let news = tail > self.pipes[pipe].positions().2;
-        self.pipes[pipe].notified(tail);
+        let news = self.pipes[pipe].notified(tail);
         if self.opts.prefetch && news {
             self.next_prefetch = (pipe + 1) % self.pipes.len();
             if let Some(tail) = self.pipes[self.next_prefetch].prefetch(p) {

@@ -237,10 +237,12 @@ impl PipeSw {
         &self.shared
     }
 
-    /// A notification said Tail_NIC reached `tail`.
+    /// A notification said Tail_NIC reached `tail`; whether that is news (the known tail moved).
     #[inline]
-    pub fn notified(&mut self, tail: u64) {
+    pub fn notified(&mut self, tail: u64) -> bool {
+        let news = tail > self.known;
         self.known = self.known.max(tail);
+        news
     }
 
     /// Head_SW, the read position and the known tail.
