@@ -389,7 +389,7 @@ impl DriverSide for CorecDriver {
             core.free(p, id);
         }
         if self.leader {
-            slots::release(&self.queue.ring, self.queue.ring.size().len(), core, "COREC");
+            slots::release(&self.queue.ring, 0..self.queue.ring.size().len(), core, "COREC");
         }
     }
 

@@ -171,6 +171,9 @@ pub struct IfaceConfig {
     /// without CQE compression, or Intel's 32-byte write-back; the simulator sets it from the machine
     /// profile. Compression engages only under PCIe back pressure, so the live engine never sees it.
     pub cq: crate::cqring::CqFormat,
+    /// How privRing's driver reposts receive buffers ([`crate::refill`]): per slot (DPDK's scalar paths)
+    /// or in bulk as a PMD's vector path does; the simulator sets it from the machine profile.
+    pub rx_refill: crate::refill::RxRefill,
     /// What drivers do with packets their Tx ring has no room for: drop them (DPDK's sample apps) or
     /// leave them to the caller to retry (FastClick's blocking `ToDPDKDevice`); set by the app runtime.
     pub tx_full: crate::txring::TxFull,
@@ -211,6 +214,7 @@ impl Default for IfaceConfig {
             enso: crate::enso::EnsoConfig::default(),
             nicmem: crate::nicmem::NicMemConfig::default(),
             cq: crate::cqring::CqFormat::Cqe64 { compress: false },
+            rx_refill: crate::refill::RxRefill::PerSlot,
             tx_full: crate::txring::TxFull::Drop,
             tx_fast_free: false,
             mempool: 0,

@@ -2,8 +2,8 @@
 //! the designs themselves.
 //!
 //! Read in this order: [`probe`] (how code reports its memory traffic), [`design`] (the device and driver
-//! traits), [`privring`] (the reference design, built from [`desc`], [`cqring`], [`txring`] and
-//! [`doorbell`]), then the memory it runs on: [`arena`], [`pool`], [`core`] and [`packet`].
+//! traits), [`privring`] (the reference design, built from [`desc`], [`cqring`], [`txring`],
+//! [`refill`] and [`doorbell`]), then the memory it runs on: [`arena`], [`pool`], [`core`] and [`packet`].
 //!
 //! The other designs: [`shring`] (RxArr, RxList, batched RxList, dynamic), [`rxbisect`] and [`corec`],
 //! built from [`slots`], [`txset`], [`bitmap`] and [`spinlock`]; [`enso`] (streaming pipes, 004); [`nicmem`] (NIC memory, 002);
@@ -26,6 +26,7 @@ pub mod packet;
 pub mod pool;
 pub mod privring;
 pub mod probe;
+pub mod refill;
 pub mod ringsize;
 pub mod rxbisect;
 pub mod shring;
@@ -52,6 +53,7 @@ pub use packet::Packet;
 pub use pool::SharedPool;
 pub use privring::PrivRing;
 pub use probe::{Access, NoProbe, Phase, Probe};
+pub use refill::RxRefill;
 pub use ringsize::RingSize;
 pub use rxbisect::{AxPolicy, RxBisect};
 pub use shring::{arr::RxArr, batched::BatchedRxList, dynamic::Dynamic, list::RxList};

@@ -2,9 +2,11 @@
 //! rxBisect §2): one Rx descriptor ring and one completion ring per core, pre-filled with buffers. The NIC
 //! writes each packet into the buffer of the next descriptor of the ring RSS chose and posts a
 //! completion; the core processes completions in order, reposts a fresh buffer in each consumed slot and
-//! rings the doorbells once per burst. A "small privRing" (shRing §3) is this design with a small `--ring`.
+//! rings the doorbells once per burst, or, as a poll-mode driver's vector path does, leaves consumed slots
+//! empty until a bulk refill at the start of a later burst ([`crate::refill`]). A "small privRing"
+//! (shRing §3) is this design with a small `--ring`.
 
-use crate::arena::Arena;
+use crate::arena::{Arena, BufId};
 use crate::core::CoreCtx;
 use crate::cqring::{
     Completion, CqConsumer, CqProducer, Mini, close_all, completion_ring, compression_metrics, expire_all,
@@ -14,6 +16,7 @@ use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, Ifa
 use crate::packet::Packet;
 use crate::pool::{PoolCache, SharedPool};
 use crate::probe::{NoProbe, Phase, Probe, in_phase};
+use crate::refill::RxRefill;
 use crate::slots;
 use crate::sync::Arc;
 use crate::txring::TxDriver;
@@ -45,9 +48,13 @@ pub struct PrivRingDevice {
 #[derive(Debug)]
 pub struct PrivRingDriver {
     ring: Arc<DescRing>,
+    /// Buffers posted so far (free-running; the ring's doorbell value).
     tail: u32,
     cq: CqConsumer,
     tx: TxDriver,
+    refill: RxRefill,
+    /// A bulk refill's buffers, taken all or none (`rte_mempool_get_bulk`).
+    fresh: Vec<BufId>,
     alloc_failures: u64,
 }
 
@@ -63,6 +70,7 @@ impl Design for PrivRing {
 
     fn build(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<(PrivRingDevice, Vec<PrivRingDriver>), ConfigError> {
         cfg.validate_common()?;
+        cfg.rx_refill.check(cfg.ring.get()).map_err(|e| ConfigError::new("rx-refill", e))?;
         let (tx, tx_drivers) = TxSet::new(cfg);
         let mut queues = Vec::with_capacity(cfg.cores);
         let mut drivers = Vec::with_capacity(cfg.cores);
@@ -77,7 +85,15 @@ impl Design for PrivRing {
                 prefetch: DescPrefetch::new(cfg.prefetch),
                 cq: cq_dev,
             });
-            drivers.push(PrivRingDriver { ring, tail: cfg.ring.get(), cq, tx, alloc_failures: 0 });
+            drivers.push(PrivRingDriver {
+                ring,
+                tail: cfg.ring.get(),
+                cq,
+                tx,
+                refill: cfg.rx_refill,
+                fresh: Vec::new(),
+                alloc_failures: 0,
+            });
         }
         Ok((PrivRingDevice { arena: pool.arena().clone(), queues, tx }, drivers))
     }
@@ -136,32 +152,76 @@ impl DeviceSide for PrivRingDevice {
     }
 }
 
+impl PrivRingDriver {
+    /// A vector path's bulk refill at the start of a burst ([`crate::refill`]: mlx5's
+    /// `mlx5_rx_replenish_bulk_mbuf`, i40e's `i40e_rxq_rearm`): the empty slots the policy says are due get
+    /// fresh buffers, all or none, as `rte_mempool_get_bulk` hands them, and one doorbell.
+    fn replenish<P: Probe>(&mut self, p: &mut P, core: &CoreCtx) {
+        let size = self.ring.size();
+        let empty = self.cq.consumed().wrapping_add(size.get()).wrapping_sub(self.tail);
+        let due = self.refill.due(size.get(), size.slot(self.tail) as u32, empty);
+        if due == 0 {
+            return;
+        }
+        for _ in 0..due {
+            match core.alloc(p) {
+                Some(id) => self.fresh.push(id),
+                None => {
+                    for id in self.fresh.drain(..) {
+                        core.free(p, id);
+                    }
+                    self.alloc_failures += 1;
+                    return;
+                }
+            }
+        }
+        for (k, id) in self.fresh.drain(..).enumerate() {
+            slots::post(p, &self.ring, size.slot(self.tail.wrapping_add(k as u32)), id, core);
+        }
+        self.tail = self.tail.wrapping_add(due);
+        self.ring.doorbell.ring(p, self.tail);
+    }
+}
+
 impl DriverSide for PrivRingDriver {
     #[inline]
     fn rx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, out: &mut Vec<Packet<'c>>, max: usize) -> usize {
         in_phase(p, Phase::Rx, |p| {
-            let size = self.ring.size();
+            let (size, per_slot) = (self.ring.size(), self.refill.per_slot());
+            if !per_slot {
+                self.replenish(p, core);
+            }
             let mut n = 0;
             while n < max && self.cq.ready() {
-                // Allocate the replacement first, so a failed allocation leaves the packet in the ring
-                // (as DPDK drivers do on `rx_mbuf_alloc_failed`).
-                let Some(fresh) = core.alloc(p) else {
-                    self.alloc_failures += 1;
-                    break;
+                // Per slot, allocate the replacement first, so a failed allocation leaves the packet in the
+                // ring (as DPDK drivers do on `rx_mbuf_alloc_failed`).
+                let fresh = if per_slot {
+                    let Some(fresh) = core.alloc(p) else {
+                        self.alloc_failures += 1;
+                        break;
+                    };
+                    Some(fresh)
+                } else {
+                    None
                 };
                 let at = size.slot(self.cq.consumed());
                 let (slot, len) = match self.cq.poll(p).expect("a ready completion") {
                     Completion::Full([w0, _hash, _]) => ((w0 & 0xffff_ffff) as usize, (w0 >> 32) as u32),
                     Completion::Mini(m) => (at, m.len),
                 };
-                slots::swap(p, &self.ring, slot, len, fresh, core, out);
+                match fresh {
+                    Some(fresh) => slots::swap(p, &self.ring, slot, len, fresh, core, out),
+                    None => slots::take(p, &self.ring, slot, len, core, out),
+                }
                 n += 1;
             }
             if n > 0 {
-                debug_assert_eq!(size.slot(self.tail), size.slot(self.cq.consumed().wrapping_sub(n as u32)));
                 self.cq.ring_doorbell(p);
-                self.tail = self.tail.wrapping_add(n as u32);
-                self.ring.doorbell.ring(p, self.tail);
+                if per_slot {
+                    debug_assert_eq!(size.slot(self.tail), size.slot(self.cq.consumed().wrapping_sub(n as u32)));
+                    self.tail = self.tail.wrapping_add(n as u32);
+                    self.ring.doorbell.ring(p, self.tail);
+                }
             }
             n
         })
@@ -174,7 +234,9 @@ impl DriverSide for PrivRingDriver {
 
     fn teardown(&mut self, core: &CoreCtx) {
         self.tx.teardown(core);
-        slots::release(&self.ring, self.ring.size().len(), core, "privRing");
+        let (size, consumed) = (self.ring.size(), self.cq.consumed());
+        let posted = (0..self.tail.wrapping_sub(consumed)).map(|k| size.slot(consumed.wrapping_add(k)));
+        slots::release(&self.ring, posted, core, "privRing");
     }
 
     fn metrics(&self) -> Metrics {
@@ -239,14 +301,17 @@ mod tests {
         /// Random schedules keep every invariant: conservation with drop reasons, no buffer leaked or
         /// owned twice (the arena panics on a bad hand-off), nothing delivered twice, per-queue order.
         /// In every completion format; with compression, under PCIe back pressure (so that mini-CQE
-        /// arrays are held, written and consumed) and with the NIC's clock moving (so that holds end).
+        /// arrays are held, written and consumed) and with the NIC's clock moving (so that holds end);
+        /// with every refill policy (a bulk one leaves slots empty at teardown).
         #[test]
         fn schedules_keep_the_invariants(
             steps in proptest::collection::vec(step(), 0..300),
             format in 0usize..3,
+            refill in 0usize..3,
         ) {
             let cq = [CqFormat::Cqe64 { compress: false }, CqFormat::Cqe64 { compress: true }, CqFormat::Wb32 { packing: crate::wbpack::WbPacking::NONE }][format];
-            let cfg = IfaceConfig { cq, ..small(3) };
+            let (rx_refill, ring) = [(RxRefill::PerSlot, 8), (RxRefill::Intel { chunk: 2 }, 8), (RxRefill::Mlx5, 32)][refill];
+            let cfg = IfaceConfig { cq, rx_refill, ring: RingSize::new(ring).unwrap(), ..small(3) };
             let arena = Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap();
             let pool = SharedPool::new(Arc::new(arena));
             let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
@@ -363,6 +428,52 @@ mod tests {
         }
     }
 
+    /// A vector path's bulk refill (mlx5's, [`crate::refill`]) leaves the slots its core emptied last
+    /// without buffers, so when the core stops the NIC finds fewer than the ring's size; per slot, every
+    /// one is posted again in the burst that empties it.
+    #[test]
+    fn a_bulk_refill_leaves_slots_empty_when_the_core_stops() {
+        for (rx_refill, room) in [(RxRefill::PerSlot, 32..=32), (RxRefill::Mlx5, 21..=28)] {
+            let cfg = IfaceConfig { rx_refill, ring: RingSize::new(32).unwrap(), ..small(1) };
+            let pool = SharedPool::new(Arc::new(
+                Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap(),
+            ));
+            let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
+            let core = CoreCtx::new(0, cfg.cache, &pool);
+            let p = &mut NoProbe::default();
+            let mut got = 0;
+            for _ in 0..20 {
+                assert_eq!(dev.rx(p, 0, 0, &[0u8; 60]), Ok(()));
+                let mut rx = Vec::new();
+                got += drivers[0].rx_burst(p, &core, &mut rx, 4);
+                drivers[0].tx_burst(p, &core, &mut rx);
+                dev.tx(p, &mut |_: &[u8]| {}, usize::MAX);
+            }
+            assert_eq!(got, 20);
+            // The core stops; the NIC fills what is posted.
+            let accepted = (0..40).take_while(|_| dev.rx(p, 0, 0, &[0u8; 60]).is_ok()).count();
+            assert!(room.contains(&accepted), "{rx_refill}: {accepted} slots posted after the core stopped");
+            loop {
+                let mut rx = Vec::new();
+                if drivers[0].rx_burst(p, &core, &mut rx, 4) == 0 {
+                    break;
+                }
+                drivers[0].tx_burst(p, &core, &mut rx);
+                dev.tx(p, &mut |_: &[u8]| {}, usize::MAX);
+            }
+            drivers[0].teardown(&core);
+            drop(core);
+            assert_eq!(pool.available() as u32, pool.arena().count(), "{rx_refill}: every buffer back");
+        }
+    }
+
+    #[test]
+    fn a_small_ring_for_a_bulk_refill_is_a_config_error() {
+        let cfg = IfaceConfig { rx_refill: RxRefill::Mlx5, ..small(1) };
+        let pool = SharedPool::new(Arc::new(Arena::new("t", 64, BufLayout::default()).unwrap()));
+        assert_eq!(PrivRing::build(&cfg, &pool).unwrap_err().option, "rx-refill");
+    }
+
     #[test]
     fn bad_burst_is_a_config_error() {
         let cfg = IfaceConfig { burst: 0, ..small(1) };
@@ -384,14 +495,27 @@ mod loom_tests {
     /// every buffer hand-off, under all interleavings of a 2-entry ring.
     #[test]
     fn nic_and_core() {
+        model(RxRefill::PerSlot, 2);
+    }
+
+    /// The same with a bulk refill (one slot once more than one is empty): the third packet needs the
+    /// slot the core reposts at the start of a later burst.
+    #[test]
+    fn nic_and_core_with_a_bulk_refill() {
+        model(RxRefill::Intel { chunk: 1 }, 3);
+    }
+
+    fn model(rx_refill: RxRefill, packets: u8) {
         let mut builder = loom::model::Builder::new();
         builder.preemption_bound = Some(2);
-        builder.check(|| {
+        builder.check(move || {
             let cfg = IfaceConfig {
                 ring: RingSize::new(2).unwrap(),
-                tx_ring: RingSize::new(2).unwrap(),
+                // Room for every packet: the NIC thread transmits only once it has delivered them all.
+                tx_ring: RingSize::new(u64::from(packets).next_power_of_two()).unwrap(),
                 cache: 1,
                 burst: 2,
+                rx_refill,
                 ..IfaceConfig::default()
             };
             let pool = SharedPool::new(Arc::new(
@@ -405,7 +529,7 @@ mod loom_tests {
                 let p = &mut NoProbe::new();
                 let mut got = 0;
                 let mut rx = Vec::new();
-                while got < 2 {
+                while got < usize::from(packets) {
                     got += drv.rx_burst(p, &core, &mut rx, 2);
                     drv.tx_burst(p, &core, &mut rx);
                     loom::thread::yield_now();
@@ -416,17 +540,17 @@ mod loom_tests {
             let p = &mut NoProbe::new();
             let mut sent = 0;
             let mut out = Vec::new();
-            while sent < 2 {
-                match dev.rx(p, 0, 0, &[sent as u8; 60]) {
+            while sent < packets {
+                match dev.rx(p, 0, 0, &[sent; 60]) {
                     Ok(()) => sent += 1,
                     Err(_) => loom::thread::yield_now(),
                 }
             }
-            while out.len() < 2 {
+            while out.len() < usize::from(packets) {
                 dev.tx(p, &mut |f: &[u8]| out.push(f[0]), 2);
                 loom::thread::yield_now();
             }
-            assert_eq!(out, vec![0, 1]);
+            assert_eq!(out, (0..packets).collect::<Vec<_>>());
             let (mut drv, core) = core.join().unwrap();
             drv.teardown(&core);
             drop(core);

@@ -383,7 +383,7 @@ impl DriverSide for RxBisectDriver {
     fn teardown(&mut self, core: &CoreCtx) {
         let p = &mut NoProbe::default();
         self.tx.teardown(core);
-        slots::release(&self.ax, self.ax.size().len(), core, "rxBisect");
+        slots::release(&self.ax, 0..self.ax.size().len(), core, "rxBisect");
         if let Some(id) = self.spare.take() {
             core.free(p, id);
         }

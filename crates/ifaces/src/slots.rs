@@ -58,9 +58,23 @@ pub fn swap<'c, P: Probe>(
     core: &'c CoreCtx,
     out: &mut Vec<Packet<'c>>,
 ) {
+    take(p, ring, i, len, core, out);
+    post(p, ring, i, fresh, core);
+}
+
+/// Append to `out` the packet of `len` bytes the device wrote into descriptor `i`'s buffer and leave the
+/// descriptor empty until a bulk refill reposts it (a PMD's vector path, [`crate::refill`]).
+#[inline]
+pub fn take<'c, P: Probe>(
+    p: &mut P,
+    ring: &DescRing,
+    i: usize,
+    len: u32,
+    core: &'c CoreCtx,
+    out: &mut Vec<Packet<'c>>,
+) {
     let id = buffer_of(p, ring, i, core);
     push_in_place(out, || receive(p, core, id, len));
-    post(p, ring, i, fresh, core);
 }
 
 /// The received buffer `id` becomes the core's packet of `len` bytes (`Posted -> Core`): the driver
@@ -90,11 +104,11 @@ pub fn fill(ring: &DescRing, n: usize, cache: &mut PoolCache, option: &'static s
     Ok(())
 }
 
-/// Take back the posted buffers of descriptors `0..n` and free them to `core` (teardown after the run
-/// drained: every descriptor then holds a posted buffer). Panics if one does not: the run did not drain.
-pub fn release(ring: &DescRing, n: usize, core: &CoreCtx, design: &str) {
+/// Take back the posted buffers of descriptors `slots` and free them to `core` (teardown after the run
+/// drained: every one of them then holds a posted buffer). Panics if one does not: the run did not drain.
+pub fn release(ring: &DescRing, slots: impl IntoIterator<Item = usize>, core: &CoreCtx, design: &str) {
     let p = &mut NoProbe::default();
-    for i in 0..n {
+    for i in slots {
         let id = buffer_of(p, ring, i, core);
         match core.arena().owner(id) {
             Owner::Posted => core.arena().transfer(id, Owner::Posted, Owner::Core),

@@ -183,6 +183,12 @@ pub struct Params {
     /// ConnectX, as DPDK's mlx5 driver; Intel NICs have none].
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub cqe_compress: Option<bool>,
+    /// How privRing's driver reposts receive buffers: `slot` (each in the burst that empties it, DPDK's
+    /// scalar paths), `mlx5`, `i40e` or `ice` (that PMD's vector path: in bulk once enough are empty;
+    /// `crates/ifaces/src/refill.rs`) [default: the profile's `nic.rx_refill`; `slot` on the live engine].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rx_refill: Option<String>,
     /// Chaotic Ensō: largest gap between messages, in 64 B quanta (§7.2.3) [default: 4].
     #[arg(long)]
     pub enso_chaotic_gap: Option<u32>,

@@ -87,6 +87,9 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
             )? as usize),
         };
     }
+    if let Some(r) = &p.rx_refill {
+        cfg.rx_refill = flag("rx-refill", r.parse())?;
+    }
     if let Some(h) = p.nicmem_split {
         cfg.nicmem.split_at = h;
     }
@@ -266,6 +269,7 @@ pub fn build(p: &Params) -> Result<Config> {
                     .map_err(|e| anyhow!("invalid --llc-policy: {e}"))?,
                 llc_hash: p.llc_hash,
                 cqe_compress: p.cqe_compress,
+                rx_refill: p.rx_refill.as_deref().map(|r| flag("rx-refill", r.parse())).transpose()?,
                 iface: iface(p)?,
                 design,
                 app,

@@ -161,3 +161,39 @@ fn bad_profile_files_name_the_file_the_line_and_the_field() {
     fails(&["profile", "check", &unknown_base], &["base.toml:1:", "field `base`", "unknown profile 'r650'"]);
     fails(&["profile", "show", "r650"], &["unknown profile 'r650'"]);
 }
+
+/// The receive refill is the profile NIC's (`nic.rx_refill`, shown with the profile) and `--rx-refill`
+/// overrides it; a name it does not know and a ring too small for the policy are refused.
+#[test]
+fn the_receive_refill_is_a_profile_field_and_a_flag() {
+    assert!(ok(&["profile", "show", "r640-silver4216"]).contains("rx_refill = \"slot\""));
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "run",
+            "--engine",
+            "sim",
+            "--cores",
+            "1",
+            "--app",
+            "l3fwd",
+            "--size",
+            "1500",
+            "--rate",
+            "10G",
+            "--duration",
+            "50us",
+            "--warmup",
+            "0us",
+            "--burst",
+            "8",
+        ];
+        args.extend_from_slice(extra);
+        args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    };
+    let args = run(&["--rx-refill", "bulk", "--ring", "16"]);
+    fails(&args.iter().map(String::as_str).collect::<Vec<_>>(), &["invalid --rx-refill", "slot, mlx5, i40e, ice"]);
+    let args = run(&["--profile-set", "nic.rx_refill = \"mlx5\"", "--ring", "16"]);
+    fails(&args.iter().map(String::as_str).collect::<Vec<_>>(), &["rx-refill", "at least 32 entries"]);
+    let args = run(&["--rx-refill", "i40e", "--ring", "64"]);
+    ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+}

@@ -32,8 +32,10 @@ pub struct SimConfig {
     pub llc_hash: Option<bool>,
     /// Override of the profile NIC's CQE compression (`nic.cqe_compression`).
     pub cqe_compress: Option<bool>,
-    /// The receive interface's configuration; its descriptor prefetch and completion format are the
-    /// profile's NIC's.
+    /// Override of the profile's receive refill policy (`nic.rx_refill`, [`ifaces::refill`]).
+    pub rx_refill: Option<ifaces::RxRefill>,
+    /// The receive interface's configuration; its descriptor prefetch, completion format and receive
+    /// refill are the profile's NIC's.
     pub iface: IfaceConfig,
     /// Design name (see [`crate::DESIGN_NAMES`]).
     pub design: String,
@@ -80,6 +82,7 @@ impl Default for SimConfig {
             llc_policy: None,
             llc_hash: None,
             cqe_compress: None,
+            rx_refill: None,
             iface: IfaceConfig::default(),
             design: "privring".into(),
             app: "echo".into(),

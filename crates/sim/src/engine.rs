@@ -235,6 +235,7 @@ pub fn run_design<D: Design, A: App>(
         .nic
         .cq_format(cfg.cqe_compress)
         .map_err(|message| SimError::Config { option: "cqe-compress", message })?;
+    iface.rx_refill = cfg.rx_refill.unwrap_or(profile.nic.rx_refill);
     cfg.runtime.configure(&mut iface);
     iface.tx_fast_free &= profile.nic.tx_fast_free;
     let arena = Arc::new(Arena::new("sim", iface.pool_size::<D>(), iface.layout).map_err(SimError::Arena)?);

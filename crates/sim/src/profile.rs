@@ -256,6 +256,11 @@ pub struct NicParams {
     /// mbuf's second line.
     #[serde(default)]
     pub tx_fast_free: bool,
+    /// How the testbed's poll-mode driver reposts receive buffers in privRing ([`ifaces::refill`]): per
+    /// slot (DPDK's scalar paths; the default) or in bulk as `mlx5`'s, `i40e`'s or `ice`'s vector path
+    /// does (`--rx-refill` overrides).
+    #[serde(default)]
+    pub rx_refill: ifaces::RxRefill,
 }
 
 fn one() -> u32 {
@@ -639,6 +644,12 @@ const R640_SOURCES: &[Source] = &[
          in FastClick, which does not ask for fast frees (lib/dpdkdevice.cc); [P0] and [P1] name no version",
     ),
     (
+        "nic.rx_refill",
+        "slot, rxlab's refill until stop 52 and DPDK mlx5's scalar path (`mlx5_rx_burst`); the papers' FastClick \
+         would get the vector path (`mlx5`: bulk once min(64, n/4) slots are empty), whose effect on every \
+         experiment is not yet measured (README \"Burst absorption\"), so `mlx5` is opt-in (--rx-refill)",
+    ),
+    (
         "nic.cqe_compression",
         "DPDK mlx5 guide, rxq_cqe_comp_en: enabled by default; the NIC compresses when it detects PCI back \
          pressure (DPDK commit \"net/mlx5: handle Rx CQE compression\"). nicmem's artifact turns it off",
@@ -694,6 +705,11 @@ const I9_SOURCES: &[Source] = &[
          frees with or without fast free (20.11 and 21.11)",
     ),
     (
+        "nic.rx_refill",
+        "slot, rxlab's refill until stop 52; the E810's DPDK ice vector path (`ice`: 64 at a time once more \
+         than 64 slots are empty) is opt-in (--rx-refill) until the experiments are rerun with it",
+    ),
+    (
         "nic.reta_entries",
         "Ensō's runs take 1 to 4 cores, which every power-of-two table steers alike; the Microsoft RSS \
          specification's 128 entries stand in",
@@ -746,6 +762,11 @@ const SILVER4110_SOURCES: &[Source] = &[
         "nic.tx_fast_free",
         "[P3] §3.4.3: DPDK v21.11, whose l3fwd asks for fast frees and whose i40e honours it: \
          XL710_TX_FAST_FREE in sim/src/profile.rs",
+    ),
+    (
+        "nic.rx_refill",
+        "slot, rxlab's refill until stop 52; DPDK i40e's vector path (`i40e`: 32 at a time once more than 32 \
+         slots are empty) is opt-in (--rx-refill) until the experiments are rerun with it",
     ),
     (
         "nic.reta_entries",
@@ -812,6 +833,7 @@ impl Profile {
                 wb_descriptors: 1,
                 wb_timer_ns: 0,
                 tx_fast_free: false,
+                rx_refill: ifaces::RxRefill::PerSlot,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
@@ -841,6 +863,7 @@ impl Profile {
                 wb_descriptors: 1,
                 wb_timer_ns: 0,
                 tx_fast_free: false,
+                rx_refill: ifaces::RxRefill::PerSlot,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
@@ -870,6 +893,7 @@ impl Profile {
                 wb_descriptors: XL710_WB_DESCRIPTORS,
                 wb_timer_ns: XL710_WB_TIMER_NS,
                 tx_fast_free: XL710_TX_FAST_FREE,
+                rx_refill: ifaces::RxRefill::PerSlot,
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),

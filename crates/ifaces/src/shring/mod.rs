@@ -256,7 +256,7 @@ impl<R: Repost> DriverSide for ShDriver<R> {
         self.tx.teardown(core);
         if self.leader {
             let ring = self.repost.ring();
-            slots::release(ring, ring.size().len(), core, "shRing");
+            slots::release(ring, 0..ring.size().len(), core, "shRing");
         }
     }
 
