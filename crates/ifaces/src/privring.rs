@@ -16,7 +16,7 @@ use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, Ifa
 use crate::packet::Packet;
 use crate::pool::{PoolCache, SharedPool};
 use crate::probe::{NoProbe, Phase, Probe, in_phase};
-use crate::refill::RxRefill;
+use crate::refill::{AtRingEnd, RxRefill};
 use crate::slots;
 use crate::sync::Arc;
 use crate::txring::TxDriver;
@@ -193,6 +193,14 @@ impl DriverSide for PrivRingDriver {
             }
             let mut n = 0;
             while n < max && self.cq.ready() {
+                // A vector path's burst that has wrapped refills again first, or ends (`crate::refill`).
+                if n > 0 && size.slot(self.cq.consumed()) == 0 {
+                    match self.refill.at_ring_end() {
+                        AtRingEnd::Continue => {}
+                        AtRingEnd::Refill => self.replenish(p, core),
+                        AtRingEnd::Stop => break,
+                    }
+                }
                 // Per slot, allocate the replacement first, so a failed allocation leaves the packet in the
                 // ring (as DPDK drivers do on `rx_mbuf_alloc_failed`).
                 let fresh = if per_slot {
@@ -461,6 +469,49 @@ mod tests {
                 drivers[0].tx_burst(p, &core, &mut rx);
                 dev.tx(p, &mut |_: &[u8]| {}, usize::MAX);
             }
+            drivers[0].teardown(&core);
+            drop(core);
+            assert_eq!(pool.available() as u32, pool.arena().count(), "{rx_refill}: every buffer back");
+        }
+    }
+
+    /// A burst that reaches the ring's end: the scalar path goes on, mlx5's vector path checks its bulk
+    /// refill again and goes on (`mlx5_rx_burst_vec` calling `rxq_burst_v` again), and i40e's stops there
+    /// (its trailing dummy descriptors are never done). Each ring takes `n - 4` packets, idles (a vector
+    /// path refills from the first slot meanwhile), then gets four packets in its last slots and four in
+    /// its first, and a burst of eight polls them. Then the NIC fills what is posted: with mlx5's second
+    /// check 24 slots (20 without it).
+    #[test]
+    fn a_vector_burst_refills_again_or_stops_at_the_rings_end() {
+        for (rx_refill, n, taken, posted) in
+            [(RxRefill::PerSlot, 16, 8, 16), (RxRefill::Intel { chunk: 4 }, 16, 4, 4), (RxRefill::Mlx5, 32, 8, 24)]
+        {
+            let cfg = IfaceConfig { rx_refill, ring: RingSize::new(n).unwrap(), ..small(1) };
+            let pool = SharedPool::new(Arc::new(
+                Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap(),
+            ));
+            let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
+            let core = CoreCtx::new(0, cfg.cache, &pool);
+            let p = &mut NoProbe::default();
+            let pass = |p: &mut NoProbe, dev: &mut PrivRingDevice, drivers: &mut [PrivRingDriver], packets, max| {
+                for _ in 0..packets {
+                    assert_eq!(dev.rx(p, 0, 0, &[0u8; 60]), Ok(()), "{rx_refill}");
+                }
+                let mut rx = Vec::new();
+                let got = drivers[0].rx_burst(p, &core, &mut rx, max);
+                drivers[0].tx_burst(p, &core, &mut rx);
+                dev.tx(p, &mut |_: &[u8]| {}, usize::MAX);
+                got
+            };
+            let n_us = n as usize;
+            assert_eq!(pass(p, &mut dev, &mut drivers, n_us - 4, n_us), n_us - 4);
+            for _ in 0..4 {
+                assert_eq!(pass(p, &mut dev, &mut drivers, 0, 8), 0);
+            }
+            assert_eq!(pass(p, &mut dev, &mut drivers, 8, 8), taken, "{rx_refill}: packets of the burst");
+            let filled = (0..2 * n).take_while(|_| dev.rx(p, 0, 0, &[0u8; 60]).is_ok()).count();
+            assert_eq!(filled, posted, "{rx_refill}: slots posted after the burst");
+            while pass(p, &mut dev, &mut drivers, 0, n_us) > 0 {}
             drivers[0].teardown(&core);
             drop(core);
             assert_eq!(pool.available() as u32, pool.arena().count(), "{rx_refill}: every buffer back");

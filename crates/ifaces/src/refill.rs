@@ -12,6 +12,11 @@
 //!
 //! So a vector path's ring holds fewer posted buffers than its size when a core stops polling: an mlx5
 //! ring of 128 has 65 to 124 (README "Burst absorption").
+//!
+//! The vector paths also stop a burst at the ring's end ([`AtRingEnd`]): mlx5's `rxq_burst_v` takes at
+//! most `q_n - elts_idx` completions and `mlx5_rx_burst_vec` calls it again, refill check first, until the
+//! burst is full or the completion queue empty; i40e's and ice's `_recv_raw_pkts_vec` read the ring's
+//! trailing dummy descriptors (never done) and return the shorter burst.
 
 use std::fmt;
 use std::str::FromStr;
@@ -30,6 +35,17 @@ pub enum RxRefill {
         /// `RTE_I40E_RXQ_REARM_THRESH` or `ICE_RXQ_REARM_THRESH`.
         chunk: u32,
     },
+}
+
+/// What a receive burst does when it reaches the ring's last slot ([`RxRefill::at_ring_end`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtRingEnd {
+    /// Goes on from the first slot (the scalar paths).
+    Continue,
+    /// Goes on after another bulk refill check (mlx5's `mlx5_rx_burst_vec` calling `rxq_burst_v` again).
+    Refill,
+    /// Ends the burst there (i40e's and ice's vector paths).
+    Stop,
 }
 
 /// mlx5's `MLX5_VPMD_DESCS_PER_LOOP`: the slots its bulk refill leaves empty.
@@ -51,6 +67,15 @@ impl RxRefill {
             RxRefill::Mlx5 if empty >= Self::mlx5_threshold(n) => (empty - MLX5_HOLD).min(n - slot),
             RxRefill::Intel { chunk } if empty > chunk => chunk,
             _ => 0,
+        }
+    }
+
+    /// What a burst that has taken the ring's last slot does next.
+    pub fn at_ring_end(self) -> AtRingEnd {
+        match self {
+            RxRefill::PerSlot => AtRingEnd::Continue,
+            RxRefill::Mlx5 => AtRingEnd::Refill,
+            RxRefill::Intel { .. } => AtRingEnd::Stop,
         }
     }
 
