@@ -24,9 +24,10 @@ pub struct ReproduceArgs {
     /// Directory of experiment files.
     #[arg(long, default_value = "experiments")]
     dir: PathBuf,
-    /// Only the experiments whose file name contains this.
-    #[arg(long)]
-    only: Option<String>,
+    /// Only the experiments whose file name contains one of these (comma-separated, e.g.
+    /// `--only shring-fig3,rxbisect-fig2`).
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     /// Results directory (one subdirectory per claim, and report.html).
     #[arg(short, long, default_value = "results/reproduce")]
     out: PathBuf,
@@ -127,13 +128,17 @@ fn judged(pts: &[Point], dir: &Path) -> Result<Vec<Row>, String> {
     Ok(rows)
 }
 
-/// The experiments with a claim in `dir`, by file name.
-fn claims(dir: &Path, only: Option<&str>) -> Result<Vec<Experiment>> {
+/// The experiments with a claim in `dir`, by file name; only those whose name contains one of `only`
+/// unless it is empty.
+fn claims(dir: &Path, only: &[String]) -> Result<Vec<Experiment>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read {}: give --dir the experiments directory", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-        .filter(|p| only.is_none_or(|o| p.file_name().is_some_and(|n| n.to_string_lossy().contains(o))))
+        .filter(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            only.is_empty() || only.iter().any(|o| name.contains(o.as_str()))
+        })
         .collect();
     files.sort();
     let exps = files.iter().map(|f| Experiment::load(f)).collect::<Result<Vec<_>>>()?;
@@ -172,7 +177,7 @@ pub fn table(results: &[ClaimResult]) -> String {
 /// Run `rxlab reproduce`.
 pub fn run(a: ReproduceArgs) -> Result<()> {
     let start = Instant::now();
-    let exps = claims(&a.dir, a.only.as_deref())?;
+    let exps = claims(&a.dir, &a.only)?;
     if exps.is_empty() {
         anyhow::bail!("no experiment with a [claim] in {}; check --dir and --only", a.dir.display());
     }

@@ -166,6 +166,17 @@ fn reproduce_quick_runs_a_claim_and_reports_missing_designs() {
     assert!(text.contains("privRing / shRing throughput"), "{text}");
     assert!(text.contains("not run: design missing (ghostring)"), "{text}");
     assert!(out.join("report.html").is_file());
+    // `--only` takes several names; each one selects the files whose name contains it.
+    let only = |names: &str| {
+        let args = ["reproduce", "--quick", "--dir", s(d.path()), "-o", s(&out), "--only", names];
+        rxlab(&[&args[..], &["--duration", "40us", "--warmup", "10us"]].concat())
+    };
+    let text = String::from_utf8_lossy(&only("tin,nothing").stdout).into_owned();
+    assert!(text.contains("privRing / shRing throughput") && !text.contains("ghostring"), "{text}");
+    let text = String::from_utf8_lossy(&only("ghost,tiny").stdout).into_owned();
+    assert!(text.contains("privRing / shRing throughput") && text.contains("ghostring"), "{text}");
+    let none = only("nothing");
+    assert!(!none.status.success() && String::from_utf8_lossy(&none.stderr).contains("check --dir and --only"));
 }
 
 #[test]
