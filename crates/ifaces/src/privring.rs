@@ -280,13 +280,12 @@ mod tests {
         }
     }
 
-    /// privRing on one core of [`small`]: its device, its driver and the core.
-    fn one_core() -> (PrivRingDevice, Vec<PrivRingDriver>, CoreCtx) {
-        let cfg = small(1);
+    /// privRing on one core of `cfg`: its device, its driver, the core and the buffer pool.
+    fn one_core(cfg: &IfaceConfig) -> (PrivRingDevice, Vec<PrivRingDriver>, CoreCtx, Arc<SharedPool>) {
         let pool =
-            SharedPool::new(Arc::new(Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap()));
-        let (dev, drivers) = PrivRing::build(&cfg, &pool).unwrap();
-        (dev, drivers, CoreCtx::new(0, cfg.cache, &pool))
+            SharedPool::new(Arc::new(Arena::new("t", PrivRing::buffers_needed(cfg), BufLayout::default()).unwrap()));
+        let (dev, drivers) = PrivRing::build(cfg, &pool).unwrap();
+        (dev, drivers, CoreCtx::new(0, cfg.cache, &pool), pool)
     }
 
     /// One step of a single-threaded schedule of NIC and core actions.
@@ -379,7 +378,7 @@ mod tests {
 
     #[test]
     fn a_full_ring_drops_with_a_reason_and_recovers() {
-        let (mut dev, mut drivers, core) = one_core();
+        let (mut dev, mut drivers, core, _) = one_core(&small(1));
         let p = &mut NoProbe::default();
         for _ in 0..8 {
             assert_eq!(dev.rx(p, 0, 0, &[0u8; 60]), Ok(()));
@@ -397,7 +396,7 @@ mod tests {
     /// DPDK's receive paths prefetch no packet data (FastClick and l3fwd do it themselves).
     #[test]
     fn receiving_writes_the_mbuf_header_and_prefetches_nothing() {
-        let (mut dev, mut drivers, core) = one_core();
+        let (mut dev, mut drivers, core, _) = one_core(&small(1));
         for _ in 0..4 {
             assert_eq!(dev.rx(&mut NoProbe::default(), 0, 0, &[0u8; 60]), Ok(()));
         }
@@ -414,11 +413,7 @@ mod tests {
     fn a_fast_free_reclaims_sent_buffers_without_reading_them() {
         for fast in [false, true] {
             let cfg = IfaceConfig { tx_fast_free: fast, ..small(1) };
-            let pool = SharedPool::new(Arc::new(
-                Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap(),
-            ));
-            let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
-            let core = CoreCtx::new(0, cfg.cache, &pool);
+            let (mut dev, mut drivers, core, _) = one_core(&cfg);
             let np = &mut NoProbe::default();
             for _ in 0..8 {
                 assert_eq!(dev.rx(np, 0, 0, &[0u8; 60]), Ok(()));
@@ -443,11 +438,7 @@ mod tests {
     fn a_bulk_refill_leaves_slots_empty_when_the_core_stops() {
         for (rx_refill, room) in [(RxRefill::PerSlot, 32..=32), (RxRefill::Mlx5, 21..=28)] {
             let cfg = IfaceConfig { rx_refill, ring: RingSize::new(32).unwrap(), ..small(1) };
-            let pool = SharedPool::new(Arc::new(
-                Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap(),
-            ));
-            let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
-            let core = CoreCtx::new(0, cfg.cache, &pool);
+            let (mut dev, mut drivers, core, pool) = one_core(&cfg);
             let p = &mut NoProbe::default();
             let mut got = 0;
             for _ in 0..20 {
@@ -487,11 +478,7 @@ mod tests {
             [(RxRefill::PerSlot, 16, 8, 16), (RxRefill::Intel { chunk: 4 }, 16, 4, 4), (RxRefill::Mlx5, 32, 8, 24)]
         {
             let cfg = IfaceConfig { rx_refill, ring: RingSize::new(n).unwrap(), ..small(1) };
-            let pool = SharedPool::new(Arc::new(
-                Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap(),
-            ));
-            let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
-            let core = CoreCtx::new(0, cfg.cache, &pool);
+            let (mut dev, mut drivers, core, pool) = one_core(&cfg);
             let p = &mut NoProbe::default();
             let pass = |p: &mut NoProbe, dev: &mut PrivRingDevice, drivers: &mut [PrivRingDriver], packets, max| {
                 for _ in 0..packets {
