@@ -42,7 +42,8 @@ impl Device {
     /// consumed. One that repeats a tail software knows asks for nothing, as in Ensō's library
     /// (`Device::NextRxPipeToRecv` with `LATENCY_OPT`, software/src/enso/pipe.cpp, prefetches only for a
     /// pipe whose notified tail moved): else every answer, itself a notification, would ask again, and
-    /// answers would multiply while data keeps arriving.
+    /// answers would multiply while data keeps arriving. Notifications come a batch at a time
+    /// (`notif.rs`), so several for one pipe in a batch are one piece of news and ask once.
     #[inline]
     pub fn next_rx_pipe_to_recv<P: Probe>(&mut self, p: &mut P) -> Option<usize> {
         let (pipe, tail) = self.notif.next(p)?;

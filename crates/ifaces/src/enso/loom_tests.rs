@@ -37,7 +37,7 @@ fn loom_reactive_notifications_never_lose_data() {
         let shared = PipeShared::new(Mirror::new(page_size()).unwrap());
         let mut nic = PipeNic::new(shared.clone());
         let mut sw = PipeSw::new(shared);
-        let (mut nic_notif, mut sw_notif) = rx_notification_buffer(RingSize::new(2).unwrap());
+        let (mut nic_notif, mut sw_notif) = rx_notification_buffer(RingSize::new(2).unwrap(), 1);
         let core = loom::thread::spawn(move || {
             let p = &mut CountingProbe::default();
             let mut read = 0;

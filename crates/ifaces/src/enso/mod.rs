@@ -155,7 +155,7 @@ impl<const V: u8> Design for EnsoDesign<V> {
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| ConfigError::new("enso-pipe-size", e.to_string()))?;
             let rx_pipes = &all[..o.pipes_per_core];
-            let (nic_notif, sw_notif) = notif::rx_notification_buffer(cfg.ring);
+            let (nic_notif, sw_notif) = notif::rx_notification_buffer(cfg.ring, o.pipes_per_core);
             let (sw_tx, nic_tx) = notif::tx_notification_buffer(cfg.tx_ring);
             let taken = Arc::new(AtomicU64::new(0));
             let dev = api::Device::new(
