@@ -341,13 +341,12 @@ impl PipeSw {
         }
     }
 
-    /// Notification prefetching (§4.2): ask the NIC for Tail_NIC; the tail its answer carries if it has
-    /// news, which software learns of when the answer arrives.
+    /// Notification prefetching (§4.2): write Head_SW again, unchanged (the library's `prefetch_pipe`,
+    /// software/src/pcie.cpp), so the NIC runs `onRxUpdate` as for a free: it answers with Tail_NIC
+    /// whenever that differs from Head_SW (`pkt_queue_manager.sv`, a descriptor-only update), news or not.
     #[inline]
     pub fn prefetch<P: Probe>(&mut self, p: &mut P) -> Option<u64> {
-        p.mmio_write(&self.shared.state as *const Line as usize, 8);
-        let tail = self.nic_tail();
-        (tail > self.known).then_some(tail)
+        self.free_to(p, self.head, true)
     }
 
     /// Tail_NIC, as the NIC's answers carry it.
@@ -475,6 +474,22 @@ mod tests {
         sw.peek(|b| assert_eq!(&b[MSG_HDR..MSG_HDR + 200], &big[..]));
         let (pos, len, _) = sw.next_message(p).unwrap();
         assert_eq!((pos, len), (wrap, 200));
+    }
+
+    #[test]
+    fn a_prefetch_is_answered_while_bytes_are_not_freed_news_or_not() {
+        let (mut nic, mut sw) = pipe(1);
+        let p = &mut NoProbe::default();
+        let frame = [7u8; 100];
+        assert_eq!(sw.prefetch(p), None, "an empty pipe has nothing to tell");
+        nic.arrive(p, &frame, Framing::default()).unwrap();
+        assert_eq!(sw.prefetch(p), Some(128), "a new message");
+        sw.notified(128);
+        sw.next_message(p).unwrap();
+        assert_eq!(sw.prefetch(p), Some(128), "read but not freed: the NIC answers with the tail software knows");
+        sw.free_to(p, 128, true);
+        assert_eq!(sw.prefetch(p), None, "all freed");
+        assert!(nic.arrive(p, &frame, Framing::default()).unwrap().was_idle, "the status was reset");
     }
 
     #[test]
