@@ -348,13 +348,6 @@ impl PipeSw {
     pub fn prefetch<P: Probe>(&mut self, p: &mut P) -> Option<u64> {
         self.free_to(p, self.head, true)
     }
-
-    /// Tail_NIC, as the NIC's answers carry it.
-    #[inline]
-    pub fn nic_tail(&self) -> u64 {
-        // Acquire: the bytes the NIC wrote before publishing the tail come with it.
-        self.shared.state.0.load(Ordering::Acquire) >> 1
-    }
 }
 
 /// Software's side of a TX-only pipe (§3, "Sending messages is symmetric"): software appends messages at
