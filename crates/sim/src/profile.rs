@@ -460,16 +460,24 @@ const SKYLAKE_SOURCES: &[Source] = &[
 /// which NIC drivers set ([PCISPEC]).
 const PCIE_TAGS: usize = 256;
 
+/// The ConnectX-5's PCIe Max Read Request Size as the papers ran it. They followed NVIDIA's DPDK tuning
+/// ("configured following NVIDIA's DPDK best performance guidelines", [P1] §6), which sets it to 1 KiB:
+/// the DPDK mlx5 guide's performance notes ("it is beneficial to set the PCI max read request parameter
+/// to 1K", `setpci ... 68.w=3XXX`) and NVIDIA's DPDK performance reports ("Change PCI MaxReadReq to
+/// 1024B for each port of each NIC"). A 1514 B transmit read is then two requests, not three. (512, as
+/// pcie-model's default, until stop 55.)
+const CX5_MRRS: usize = 1024;
+
 /// Packet-data read requests a ConnectX-5's DMA engines keep in flight per link. No datasheet gives it;
 /// the anchor is shRing §2.3 ([P0]): privRing's mean PCIe read latency of 1.45 us "is enough to saturate
 /// the DMA engines within the NIC" at the throughput privRing then reaches. By the paper's own relations
 /// (Gbps(C) = 1500 B x 8 x 16 x 2.1 GHz / C, 4 % more cycles per doubling of the working set, shRing/8
 /// just within the 2061-cycle budget) privRing costs 1.04^3 x 2021 = 2273 cycles and carries 177 Gbps:
-/// 14.4 M frames/s of 1514 B over two NICs, three 512 B requests each, so 21.6 M requests/s per NIC,
-/// which at 1.45 us each keep 31.4 in flight. Calibrated once from that statement; every read latency and
-/// throughput the model then gives is a prediction (its privRing of that figure, with rings full and reads
-/// served by DRAM, reads with a mean of 1.41 us).
-const CX5_READS: usize = 32;
+/// 14.4 M frames/s of 1514 B over two NICs, two [`CX5_MRRS`] requests each (1024 B and 490 B), so 14.4 M
+/// requests/s per NIC, which at 1.45 us each keep 20.9 in flight. Calibrated once from that statement;
+/// every read latency and throughput the model then gives is a prediction. (32 until stop 55, from the
+/// same relation with three 512 B requests a frame: 21.6 M requests/s, 31.4 in flight.)
+const CX5_READS: usize = 21;
 
 /// Cycles per received packet of DPDK's ice driver and the application loop on the Ensō testbed's
 /// 3.1 GHz core, beyond the memory touches rxlab's privRing reports. Calibrated once from Ensō §7.2.1
@@ -509,9 +517,11 @@ const XL710_TX_FAST_FREE: bool = true;
 /// 50 ns more for a cold 64 B read than a warm one on an idle host ([HW]); under the papers' load the
 /// anchor is shRing §5.2 ([P0]): with DDIO disabled, so that every DMA is served by DRAM, NAT and LB on
 /// 16 cores with 1 Ki privRing rings "achieve only 150 Gbps". Calibrated once, on LB at that
-/// configuration; every other latency and throughput is a prediction (NAT at the same configuration, and
-/// privRing's mean read latency in shRing Fig. 2, 1.45 us in the paper, among them).
-const SKX_READ_MISS_NS: f64 = 1010.0;
+/// configuration with [`CX5_MRRS`] requests and [`CX5_READS`] slots (149.05 Gbps, ten seeds; 137.8 with
+/// 1010 ns and 161.5 with 700, seed 1); every other latency and throughput is a prediction (NAT at the
+/// same configuration, 149.57 Gbps, and privRing's mean read latency in shRing Fig. 2, 1.61 us against
+/// the paper's 1.45, among them). (1010 ns until stop 55, found in 512 B requests and 32 slots.)
+const SKX_READ_MISS_NS: f64 = 850.0;
 
 /// A typical core of a Linux server as sysjitter measures it ([JIT]): at each quantile the median of
 /// the four cores measured (one of them, likely the one taking device interrupts, has a five times
@@ -623,6 +633,7 @@ const R640_SOURCES: &[Source] = &[
     ("ddio_ways", "[P0] \"2 DDIO LLC ways\" (default), [HW] IIO_LLC_WAYS = 0x600"),
     ("dram.peak_gbs", "[HW] DDR4-2400 (the CPU's limit), 4 channels populated (4 x 16 GiB): 76.8 GB/s"),
     ("pcie", "[P0] two ConnectX-5, each on PCIe Gen3 x16 [CX5]"),
+    ("pcie.mrrs", "1 KiB, as NVIDIA's DPDK tuning sets it, which [P1] §6 followed: CX5_MRRS in sim/src/profile.rs"),
     (
         "pcie.max_reads",
         "calibrated once on [P0] §2.3 (privRing's 1.45 us mean read latency saturates the NIC's DMA engines): \
@@ -817,7 +828,7 @@ impl Profile {
             cpu: skylake_cpu(16, 2.1, 22 << 20, 11, SKX_16),
             ddio_ways: 2,
             dram: DramParams { peak_gbs: 76.8, sustained: MLC_SUSTAINED, curve: mlc_curve(), mix: mlc_mix() },
-            pcie: gen3(16, 2, CX5_READS),
+            pcie: PcieParams { mrrs: CX5_MRRS, ..gen3(16, 2, CX5_READS) },
             nic: NicParams {
                 ports: 2,
                 port_gbps: 100.0,
