@@ -12,28 +12,37 @@ use ifaces::RingSize;
 use sim::{SimConfig, run};
 use traffic::{GenConfig, Rate, SizeSpec};
 
+/// FastClick's `nf` on `cores` cores of the R640 with `ring`-entry rings, receiving the papers' 1500 B
+/// packets (1518 B frames) at 200 Gbps from a million flows in the order `flows` gives.
+fn fastclick_at_line_rate(nf: &str, flows: traffic::Popularity, cores: usize, ring: u32) -> SimConfig {
+    let mut cfg = SimConfig {
+        app: nf.into(),
+        runtime: Runtime::FastClick,
+        traffic: GenConfig {
+            size: SizeSpec::Fixed(1518),
+            flows: 1_000_000,
+            popularity: flows,
+            rate: Rate::Gbps(200.0),
+            ..GenConfig::default()
+        },
+        ..SimConfig::default()
+    };
+    cfg.iface.cores = cores;
+    cfg.iface.ring = RingSize::new(u64::from(ring)).unwrap();
+    cfg
+}
+
 #[test]
 fn calibrated_graphs_cost_what_their_papers_state() {
     for g in Graph::all() {
         let Source::Calibrated(c) = &g.source else { continue };
+        // Steady state: 10 ms of warm-up, then 5 ms measured.
         let mut cfg = SimConfig {
-            app: g.nf.into(),
-            runtime: Runtime::FastClick,
-            traffic: GenConfig {
-                size: SizeSpec::Fixed(1518),
-                flows: 1_000_000,
-                popularity: c.flows,
-                rate: Rate::Gbps(200.0),
-                ..GenConfig::default()
-            },
-            // Steady state: 10 ms of warm-up, then 5 ms measured.
             duration_ps: 15_000_000_000,
             warmup_ps: 10_000_000_000,
-            ..SimConfig::default()
+            ..fastclick_at_line_rate(g.nf, c.flows, c.cores, c.ring)
         };
         cfg.design = c.design.into();
-        cfg.iface.cores = c.cores;
-        cfg.iface.ring = RingSize::new(u64::from(c.ring)).unwrap();
         cfg.cqe_compress = Some(c.cqe_compress);
         let r = run(&cfg).unwrap_or_else(|e| panic!("{}: {e}", g.nf));
         let got = r.cycles.total;
@@ -105,32 +114,20 @@ fn dpdk_echo_on_the_e810_runs_what_enso_states_on_one_core() {
 }
 
 /// The R640's DMA read path (`pcie.read_miss_ns`, calibrated on it) carries shRing §5.2's DDIO-off anchor:
-/// with DDIO disabled, NAT and LB on 16 cores with 1 Ki privRing rings "achieve only 150 Gbps"; LB is
-/// the anchor (experiments/shring-ddio.toml). Shorter than that experiment's 30 ms + 10 ms (147.5 Gbps here against
-/// 149.3 there, seed 1), so held to the same ±5 % it is held to there.
+/// with DDIO disabled, NAT and LB on 16 cores with 1 Ki privRing rings "achieve only 150 Gbps"; LB is the
+/// anchor (experiments/shring-ddio.toml). Shorter than that experiment's 30 ms + 10 ms (147.5 Gbps here
+/// against 149.3 there, seed 1), so held to the same ±5 % it is held to there.
 #[test]
 fn the_read_path_carries_shring_ddio_off_anchor() {
-    let mut cfg = SimConfig {
-        app: "lb".into(),
-        runtime: Runtime::FastClick,
+    let cfg = SimConfig {
         ddio_ways: Some(0),
-        traffic: GenConfig {
-            size: SizeSpec::Fixed(1518),
-            flows: 1_000_000,
-            popularity: traffic::Popularity::Stepped,
-            rate: Rate::Gbps(200.0),
-            ..GenConfig::default()
-        },
-        // 3 ms measured after 5 ms of warm-up.
+        // 3 ms measured after 5 ms of warm-up, with the interruptions of the papers' 50 s trials.
         duration_ps: 8_000_000_000,
         warmup_ps: 5_000_000_000,
         noise_horizon_ps: Some(50_000_000_000_000),
-        ..SimConfig::default()
+        ..fastclick_at_line_rate("lb", traffic::Popularity::Stepped, 16, 1024)
     };
-    cfg.iface.cores = 16;
-    cfg.iface.ring = RingSize::new(1024).unwrap();
-    let r = run(&cfg).unwrap();
-    let gbps = r.throughput.gbps_wire;
+    let gbps = run(&cfg).unwrap().throughput.gbps_wire;
     assert!(
         (gbps - 150.0).abs() / 150.0 < 0.05,
         "LB on privRing with DDIO off: {gbps:.1} Gbps against shRing §5.2's 150 (pcie.read_miss_ns, \
