@@ -45,37 +45,42 @@ impl Link {
     /// Send a transfer ready before the last busy interval starts through the idle gaps from `ready` on.
     #[cold]
     fn fill_gaps(&mut self, ready: u64, ser: u64) -> u64 {
+        // `at`: the first interval that ends after `now`.
         let mut at = self.busy.partition_point(|&(_, end)| end <= ready);
         let mut now = ready;
         let mut left = ser;
         while left > 0 {
-            let gap_end = self.busy.get(at).map_or(u64::MAX, |&(start, _)| start);
-            let take = left.min(gap_end.saturating_sub(now));
-            if take > 0 {
-                self.busy.insert(at, (now, now + take));
-                self.merge_around(at);
-                at = self.busy.partition_point(|&(_, end)| end <= now);
-                now += take;
-                left -= take;
-            }
-            if left > 0 {
-                now = now.max(self.busy[at].1);
+            let next = self.busy.get(at).copied();
+            if let Some((start, end)) = next
+                && start <= now
+            {
+                now = now.max(end);
                 at += 1;
+                continue;
             }
+            // `now` is in the gap before `next`: take what of it the transfer needs, merging the taken
+            // piece with the intervals it touches; `at` is then the interval that holds it.
+            let gap_end = next.map_or(u64::MAX, |(start, _)| start);
+            let take = left.min(gap_end - now);
+            let joins_prev = at > 0 && self.busy[at - 1].1 == now;
+            let joins_next = next.is_some() && now + take == gap_end;
+            match (joins_prev, joins_next) {
+                (true, true) => {
+                    self.busy[at - 1].1 = self.busy[at].1;
+                    self.busy.remove(at);
+                    at -= 1;
+                }
+                (true, false) => {
+                    self.busy[at - 1].1 = now + take;
+                    at -= 1;
+                }
+                (false, true) => self.busy[at].0 = now,
+                (false, false) => self.busy.insert(at, (now, now + take)),
+            }
+            now += take;
+            left -= take;
         }
         self.trimmed(now)
-    }
-
-    /// Merge interval `i` with touching neighbours.
-    fn merge_around(&mut self, i: usize) {
-        if i + 1 < self.busy.len() && self.busy[i].1 == self.busy[i + 1].0 {
-            self.busy[i].1 = self.busy[i + 1].1;
-            self.busy.remove(i + 1);
-        }
-        if i > 0 && self.busy[i - 1].1 == self.busy[i].0 {
-            self.busy[i - 1].1 = self.busy[i].1;
-            self.busy.remove(i);
-        }
     }
 
     /// Forget intervals that ended more than [`DRIFT`] before the latest ready time; passes `end`
@@ -137,5 +142,32 @@ mod tests {
         }
         // Intervals 1 µs apart, remembered for 50 µs.
         assert!(l.busy.len() <= (DRIFT / 1_000_000) as usize + 2, "{}", l.busy.len());
+    }
+
+    proptest::proptest! {
+        /// Against the definition on a unit timeline: each transfer takes the free units from its ready
+        /// time on until it has `ser` of them and ends after the last; the schedule stays sorted, with
+        /// touching intervals merged.
+        #[test]
+        fn transfers_take_the_first_idle_time_from_their_ready_time(
+            sends in proptest::collection::vec((0u64..300, 1u64..40), 1..60)
+        ) {
+            let mut link = Link::default();
+            let mut taken = vec![false; 300 + 60 * 40];
+            for (ready, ser) in sends {
+                let (mut t, mut left) = (ready as usize, ser);
+                while left > 0 {
+                    if !taken[t] {
+                        taken[t] = true;
+                        left -= 1;
+                    }
+                    t += 1;
+                }
+                proptest::prop_assert_eq!(link.send(ready, ser), t as u64);
+                let b: Vec<(u64, u64)> = link.busy.iter().copied().collect();
+                proptest::prop_assert!(b.iter().all(|&(s, e)| s < e), "{:?}", b);
+                proptest::prop_assert!(b.windows(2).all(|w| w[0].1 < w[1].0), "{:?}", b);
+            }
+        }
     }
 }

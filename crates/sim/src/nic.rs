@@ -51,13 +51,18 @@ pub struct Landed {
     pub held: Held,
 }
 
-/// One descriptor ring's packets in the on-NIC buffer.
-#[derive(Debug, Default)]
-struct RingQueue {
-    /// Waiting, oldest first.
-    held: VecDeque<Held>,
+/// What the DMA stage reads of a descriptor ring to choose the next packet, kept apart from the packets
+/// themselves so that choosing among the rings reads one small array.
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    /// When the pipeline is done with the ring's oldest packet, ps; [`Head::EMPTY`] when it holds none.
+    pipe: u64,
     /// When the ring's previous packet was done, its descriptor fetches included, ps.
     free: u64,
+}
+
+impl Head {
+    const EMPTY: u64 = u64::MAX;
 }
 
 /// The packet the DMA stage takes next: its ring, DMA start, wait for the stage and landing time.
@@ -81,7 +86,10 @@ pub struct Nic {
     buffer: usize,
     /// Bytes of the packets in the on-NIC buffer; the one in the DMA stage leaves at its start.
     held_bytes: usize,
-    rings: Vec<RingQueue>,
+    /// Each descriptor ring's packets in the on-NIC buffer, oldest first.
+    rings: Vec<VecDeque<Held>>,
+    /// Each ring's [`Head`].
+    heads: Vec<Head>,
     next: Option<Next>,
     /// When the receive pipeline can take the next packet.
     pipe_free: u64,
@@ -105,6 +113,7 @@ impl Nic {
             buffer: p.nic.rx_buffer,
             held_bytes: 0,
             rings: Vec::new(),
+            heads: Vec::new(),
             next: None,
             pipe_free: 0,
             dma_free: 0,
@@ -128,18 +137,22 @@ impl Nic {
         frame: Vec<u8>,
         land: impl Landing,
     ) -> Result<(), Vec<u8>> {
-        let leaving = self.next.filter(|n| n.start <= arrival).map_or(0, |n| self.rings[n.ring].held[0].frame.len());
+        let leaving = self.next.filter(|n| n.start <= arrival).map_or(0, |n| self.rings[n.ring][0].frame.len());
         if self.held_bytes - leaving + frame.len() > self.buffer {
             return Err(frame);
         }
         self.held_bytes += frame.len();
         self.pipe_free = arrival.max(self.pipe_free) + self.pkt_ps;
         if ring >= self.rings.len() {
-            self.rings.resize_with(ring + 1, RingQueue::default);
+            self.rings.resize_with(ring + 1, VecDeque::new);
+            self.heads.resize(ring + 1, Head { pipe: Head::EMPTY, free: 0 });
         }
         let r = &mut self.rings[ring];
-        r.held.push_back(Held { pipe: self.pipe_free, hash, seq, frame });
-        let head = r.held.len() == 1;
+        r.push_back(Held { pipe: self.pipe_free, hash, seq, frame });
+        let head = r.len() == 1;
+        if head {
+            self.heads[ring].pipe = self.pipe_free;
+        }
         match self.next {
             None => self.choose(land),
             Some(n) if head && n.start > arrival && self.start_of(ring).0 < n.start => self.choose(land),
@@ -152,21 +165,20 @@ impl Nic {
     /// stage after the pipeline: the pipeline is done with it, the stage is free and the ring's
     /// previous packet is done.
     fn start_of(&self, ring: usize) -> (u64, u64) {
-        let r = &self.rings[ring];
-        let pipe = r.held[0].pipe;
+        let Head { pipe, free } = self.heads[ring];
         let stage = pipe.max(self.dma_free);
-        (stage.max(r.free), stage - pipe)
+        (stage.max(free), stage - pipe)
     }
 
     /// Give the DMA stage to the ring whose first packet can start first (the earliest arrival among
     /// equals), if the buffer holds any.
     fn choose(&mut self, land: impl Landing) {
-        let best = (0..self.rings.len())
-            .filter(|&i| !self.rings[i].held.is_empty())
-            .min_by_key(|&i| (self.start_of(i).0, self.rings[i].held[0].pipe));
+        let best = (0..self.heads.len())
+            .filter(|&i| self.heads[i].pipe != Head::EMPTY)
+            .min_by_key(|&i| (self.start_of(i).0, self.heads[i].pipe));
         self.next = best.map(|ring| {
             let (start, dma_wait) = self.start_of(ring);
-            Next { ring, start, dma_wait, landing: start + land(self.rings[ring].held[0].frame.len()) }
+            Next { ring, start, dma_wait, landing: start + land(self.rings[ring][0].frame.len()) }
         });
     }
 
@@ -181,7 +193,9 @@ impl Nic {
     pub fn land(&mut self, now: u64) -> Option<Landed> {
         let n = self.next.filter(|n| n.landing <= now)?;
         self.next = None;
-        let held = self.rings[n.ring].held.pop_front().expect("the chosen ring holds its packet");
+        let r = &mut self.rings[n.ring];
+        let held = r.pop_front().expect("the chosen ring holds its packet");
+        self.heads[n.ring].pipe = r.front().map_or(Head::EMPTY, |h| h.pipe);
         self.held_bytes -= held.frame.len();
         Some(Landed { ring: n.ring, start: n.start, dma_wait: n.dma_wait, held })
     }
@@ -191,7 +205,7 @@ impl Nic {
     /// it, and the stage takes its next packet.
     pub fn finish_rx(&mut self, ring: usize, start: u64, step: u64, stall: u64, land: impl Landing) {
         self.dma_free = self.dma_free.max(start + step - stall.min(step));
-        self.rings[ring].free = start + step;
+        self.heads[ring].free = start + step;
         self.choose(land);
     }
 
