@@ -55,14 +55,22 @@ pub struct Landed {
 /// themselves so that choosing among the rings reads one small array.
 #[derive(Debug, Clone, Copy)]
 struct Head {
-    /// When the pipeline is done with the ring's oldest packet, ps; [`Head::EMPTY`] when it holds none.
+    /// When the pipeline is done with the ring's oldest packet, ps; [`Head::NONE`] when it holds none
+    /// (read through [`Head::pipe`]).
     pipe: u64,
     /// When the ring's previous packet was done, its descriptor fetches included, ps.
     free: u64,
 }
 
 impl Head {
-    const EMPTY: u64 = u64::MAX;
+    /// No packet: a time no pipeline reaches, so that choosing compares plain integers.
+    const NONE: u64 = u64::MAX;
+    const EMPTY: Head = Head { pipe: Head::NONE, free: 0 };
+
+    /// When the pipeline is done with the ring's oldest packet, if it holds any.
+    fn pipe(&self) -> Option<u64> {
+        (self.pipe != Head::NONE).then_some(self.pipe)
+    }
 }
 
 /// The packet the DMA stage takes next: its ring, DMA start, wait for the stage and landing time.
@@ -145,7 +153,7 @@ impl Nic {
         self.pipe_free = arrival.max(self.pipe_free) + self.pkt_ps;
         if ring >= self.rings.len() {
             self.rings.resize_with(ring + 1, VecDeque::new);
-            self.heads.resize(ring + 1, Head { pipe: Head::EMPTY, free: 0 });
+            self.heads.resize(ring + 1, Head::EMPTY);
         }
         let r = &mut self.rings[ring];
         r.push_back(Held { pipe: self.pipe_free, hash, seq, frame });
@@ -155,7 +163,9 @@ impl Nic {
         }
         match self.next {
             None => self.choose(land),
-            Some(n) if head && n.start > arrival && self.start_of(ring).0 < n.start => self.choose(land),
+            Some(n) if head && n.start > arrival && self.start_of(ring).is_some_and(|(start, _)| start < n.start) => {
+                self.choose(land)
+            }
             Some(_) => {}
         }
         Ok(())
@@ -163,22 +173,25 @@ impl Nic {
 
     /// When ring `ring`'s first packet could start its DMA, and how long it would wait for the DMA
     /// stage after the pipeline: the pipeline is done with it, the stage is free and the ring's
-    /// previous packet is done.
-    fn start_of(&self, ring: usize) -> (u64, u64) {
-        let Head { pipe, free } = self.heads[ring];
+    /// previous packet is done. `None` if the ring holds no packet.
+    fn start_of(&self, ring: usize) -> Option<(u64, u64)> {
+        let head = self.heads[ring];
+        let (pipe, free) = (head.pipe()?, head.free);
         let stage = pipe.max(self.dma_free);
-        (stage.max(free), stage - pipe)
+        Some((stage.max(free), stage - pipe))
     }
 
     /// Give the DMA stage to the ring whose first packet can start first (the earliest arrival among
     /// equals), if the buffer holds any.
     fn choose(&mut self, land: impl Landing) {
         let best = (0..self.heads.len())
-            .filter(|&i| self.heads[i].pipe != Head::EMPTY)
-            .min_by_key(|&i| (self.start_of(i).0, self.heads[i].pipe));
-        self.next = best.map(|ring| {
-            let (start, dma_wait) = self.start_of(ring);
-            Next { ring, start, dma_wait, landing: start + land(self.rings[ring][0].frame.len()) }
+            .filter_map(|i| Some((i, self.start_of(i)?)))
+            .min_by_key(|&(i, (start, _))| (start, self.heads[i].pipe));
+        self.next = best.map(|(ring, (start, dma_wait))| Next {
+            ring,
+            start,
+            dma_wait,
+            landing: start + land(self.rings[ring][0].frame.len()),
         });
     }
 
@@ -195,7 +208,7 @@ impl Nic {
         self.next = None;
         let r = &mut self.rings[n.ring];
         let held = r.pop_front().expect("the chosen ring holds its packet");
-        self.heads[n.ring].pipe = r.front().map_or(Head::EMPTY, |h| h.pipe);
+        self.heads[n.ring].pipe = r.front().map_or(Head::NONE, |h| h.pipe);
         self.held_bytes -= held.frame.len();
         Some(Landed { ring: n.ring, start: n.start, dma_wait: n.dma_wait, held })
     }
