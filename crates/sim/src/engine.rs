@@ -30,7 +30,7 @@
 use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
 use crate::machine::Machine;
-use crate::nic::Nic;
+use crate::nic::{Nic, Staging};
 use crate::noise::{CoreNoise, NoiseReport};
 use crate::order::{DeliveryCheck, WireOrder};
 use crate::probe::{Agent, SimProbe, Step};
@@ -301,8 +301,10 @@ pub fn run_design<D: Design, A: App>(
 
     // The frame of the upcoming packet; the payload offset is the same for every generated packet.
     let mut frame = FrameBuf::new(&source);
-    // Frames the NIC holds, and spare buffers for them.
+    // The heads of the frames the NIC holds, spare buffers for them, and where a landing frame is
+    // put together.
     let mut spare: Vec<Vec<u8>> = Vec::new();
+    let mut staging = Staging::default();
     let mut poisson_t = 0u64;
     let mut arrivals_done = false;
     let mut stamp_at = None;
@@ -385,10 +387,11 @@ pub fn run_design<D: Design, A: App>(
             Event::Arrival => {
                 let Some(u) = upcoming.take() else { continue };
                 let ring = device.ring_of(reta.queue(u.hash));
-                let mut buf = spare.pop().unwrap_or_default();
-                buf.clear();
-                buf.extend_from_slice(frame.frame());
-                if let Err(buf) = nic.arrive(t, ring, (u.hash, u.seq), buf, |len| land_ps(&m, len)) {
+                let mut head = spare.pop().unwrap_or_default();
+                head.clear();
+                head.extend_from_slice(frame.head());
+                let held = (u.hash, u.seq, frame.frame().len());
+                if let Err(buf) = nic.arrive(t, ring, held, head, |len| land_ps(&m, len)) {
                     spare.push(buf);
                     check.dropped(u.seq);
                     c.drops.add(DropReason::NicBufferFull);
@@ -419,11 +422,11 @@ pub fn run_design<D: Design, A: App>(
                 let issue = l.start + m.pcie.write_latency_ps();
                 let mut probe = SimProbe::new(&mut m, Agent::Nic, issue, &cell).with_dma_wait(l.dma_wait);
                 let queue = reta.queue(l.held.hash);
-                let r = device.rx(&mut probe, queue, l.held.hash, &l.held.frame);
+                let r = device.rx(&mut probe, queue, l.held.hash, staging.frame(&l.held));
                 let step = probe.finish();
                 nic.finish_rx(l.ring, l.start, step.end - issue, step.stall, |len| land_ps(&m, len));
-                let (len, seq) = (l.held.frame.len(), l.held.seq);
-                spare.push(l.held.frame);
+                let (len, seq) = (l.held.len, l.held.seq);
+                spare.push(l.held.head);
                 match r {
                     Ok(()) => {
                         stages.mark(seq, Point::Landed, t);

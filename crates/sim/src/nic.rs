@@ -33,8 +33,36 @@ pub struct Held {
     pub hash: u32,
     /// Its sequence number (the stamp's).
     pub seq: u64,
-    /// Its frame, FCS excluded.
-    pub frame: Vec<u8>,
+    /// Its frame's length, FCS excluded.
+    pub len: usize,
+    /// Its frame's first bytes, after which the frame holds only zeros (a generated frame is headers,
+    /// a stamp and a zeroed payload): the buffer keeps what it must, and [`Staging`] writes the zeros.
+    pub head: Vec<u8>,
+}
+
+/// Where a held packet's frame is put together when its DMA lands: one buffer for every packet, so that
+/// the copy into host memory reads bytes the simulator has at hand instead of each packet's own buffer.
+#[derive(Debug, Default)]
+pub struct Staging {
+    bytes: Vec<u8>,
+    /// Every byte from here on is zero.
+    zero_from: usize,
+}
+
+impl Staging {
+    /// `held`'s whole frame.
+    pub fn frame(&mut self, held: &Held) -> &[u8] {
+        if self.bytes.len() < held.len {
+            self.bytes.resize(held.len, 0);
+        }
+        let n = held.head.len();
+        self.bytes[..n].copy_from_slice(&held.head);
+        if self.zero_from > n {
+            self.bytes[n..self.zero_from].fill(0);
+        }
+        self.zero_from = n;
+        &self.bytes[..held.len]
+    }
 }
 
 /// A packet whose DMA lands now.
@@ -133,30 +161,31 @@ impl Nic {
         }
     }
 
-    /// A packet (`frame`, hash `hash`, sequence `seq`) bound for descriptor ring `ring` arrives at
-    /// `arrival`: it joins the on-NIC buffer, or comes back (`Err`) when the buffer is full. It goes to
+    /// A packet (hash `hash`, sequence `seq`, a frame of `len` bytes that begins with `head` and holds
+    /// only zeros after it) bound for descriptor ring `ring` arrives at `arrival`: it joins the on-NIC
+    /// buffer, or `head` comes back (`Err`) when the buffer is full. It goes to
     /// the DMA stage ahead of the packet due there if it can start earlier (that one's ring waits for a
     /// descriptor).
     pub fn arrive(
         &mut self,
         arrival: u64,
         ring: usize,
-        (hash, seq): (u32, u64),
-        frame: Vec<u8>,
+        (hash, seq, len): (u32, u64, usize),
+        head: Vec<u8>,
         land: impl Landing,
     ) -> Result<(), Vec<u8>> {
-        let leaving = self.next.filter(|n| n.start <= arrival).map_or(0, |n| self.rings[n.ring][0].frame.len());
-        if self.held_bytes - leaving + frame.len() > self.buffer {
-            return Err(frame);
+        let leaving = self.next.filter(|n| n.start <= arrival).map_or(0, |n| self.rings[n.ring][0].len);
+        if self.held_bytes - leaving + len > self.buffer {
+            return Err(head);
         }
-        self.held_bytes += frame.len();
+        self.held_bytes += len;
         self.pipe_free = arrival.max(self.pipe_free) + self.pkt_ps;
         if ring >= self.rings.len() {
             self.rings.resize_with(ring + 1, VecDeque::new);
             self.heads.resize(ring + 1, Head::EMPTY);
         }
         let r = &mut self.rings[ring];
-        r.push_back(Held { pipe: self.pipe_free, hash, seq, frame });
+        r.push_back(Held { pipe: self.pipe_free, hash, seq, len, head });
         let head = r.len() == 1;
         if head {
             self.heads[ring].pipe = self.pipe_free;
@@ -191,7 +220,7 @@ impl Nic {
             ring,
             start,
             dma_wait,
-            landing: start + land(self.rings[ring][0].frame.len()),
+            landing: start + land(self.rings[ring][0].len),
         });
     }
 
@@ -209,7 +238,7 @@ impl Nic {
         let r = &mut self.rings[n.ring];
         let held = r.pop_front().expect("the chosen ring holds its packet");
         self.heads[n.ring].pipe = r.front().map_or(Head::NONE, |h| h.pipe);
-        self.held_bytes -= held.frame.len();
+        self.held_bytes -= held.len;
         Some(Landed { ring: n.ring, start: n.start, dma_wait: n.dma_wait, held })
     }
 
@@ -256,7 +285,7 @@ mod tests {
     }
 
     fn arrive(n: &mut Nic, at: u64, ring: usize, len: usize) -> bool {
-        n.arrive(at, ring, (0, 0), vec![0; len], at_once).is_ok()
+        n.arrive(at, ring, (0, 0, len), Vec::new(), at_once).is_ok()
     }
 
     /// The packet landing by `now`: (ring, DMA start, wait for the DMA stage).
@@ -301,6 +330,16 @@ mod tests {
         // Ring 0's next waits for the fetch until 5 us; of the 3 us since its pipeline time, only the 2
         // the stage was busy count as back pressure.
         assert_eq!(land(&mut n, 5 * US), Some((0, 5 * US, 2 * US)));
+    }
+
+    #[test]
+    fn staging_puts_each_frame_together_from_its_head() {
+        let mut s = Staging::default();
+        let held = |head: &[u8], len| Held { pipe: 0, hash: 0, seq: 0, len, head: head.to_vec() };
+        assert_eq!(s.frame(&held(&[1, 2, 3], 6)), [1, 2, 3, 0, 0, 0]);
+        assert_eq!(s.frame(&held(&[7], 4)), [7, 0, 0, 0], "the longer head before it is gone");
+        assert_eq!(s.frame(&held(&[5; 8], 8)), [5; 8]);
+        assert_eq!(s.frame(&held(&[], 9)), [0; 9]);
     }
 
     #[test]

@@ -321,6 +321,12 @@ impl FrameBuf {
         &self.bytes[..self.len]
     }
 
+    /// The frame written last up to where only zeros follow in it: [`FrameBuf::frame`] is these bytes
+    /// and then zeros.
+    pub fn head(&self) -> &[u8] {
+        &self.bytes[..self.len.min(self.zero_from)]
+    }
+
     /// Replace the stamp of the frame written last, in its L4 payload that starts at `payload_off`
     /// ([`Stamp::locate`]: at the payload's start, else as its trailer); whether it had one.
     #[inline]

@@ -291,7 +291,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
     /// A reused frame buffer ([`Generator::next_frame`], restamped between packets as the simulator does)
-    /// holds exactly the bytes [`Generator::next_packet`] writes into a fresh buffer.
+    /// holds exactly the bytes [`Generator::next_packet`] writes into a fresh buffer, and its
+    /// [`FrameBuf::head`] is the frame up to where only zeros follow.
     #[test]
     fn reused_frame_buffer_holds_the_same_bytes(seed: u64, tcp: bool, v6: bool, size in 0usize..5, kvs: bool) {
         let size = [SizeSpec::Imix, SizeSpec::Dc, SizeSpec::Fixed(1518), SizeSpec::Fixed(128), SizeSpec::Fixed(100)][size].clone();
@@ -316,6 +317,11 @@ proptest! {
             let want = b.next_packet(&mut fresh);
             prop_assert_eq!(meta, want);
             prop_assert_eq!(frame.frame(), &fresh[..want.len]);
+            let head_then_zeros = |f: &FrameBuf| {
+                let (all, head) = (f.frame(), f.head());
+                all.starts_with(head) && all[head.len()..].iter().all(|&b| b == 0)
+            };
+            prop_assert!(head_then_zeros(&frame));
             fresh.fill(0xa5);
             let at = PacketView::new_checked(frame.frame()).unwrap().payload_offset();
             if i % 3 == 0 {
@@ -324,6 +330,7 @@ proptest! {
                 prop_assert!(had);
                 let v = PacketView::new_checked(frame.frame()).unwrap();
                 prop_assert_eq!(Stamp::find(v.payload()), Some(stamp));
+                prop_assert!(head_then_zeros(&frame));
             }
         }
     }
