@@ -30,7 +30,7 @@
 use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
 use crate::machine::Machine;
-use crate::nic::{Nic, Staging};
+use crate::nic::Nic;
 use crate::noise::{CoreNoise, NoiseReport};
 use crate::order::{DeliveryCheck, WireOrder};
 use crate::probe::{Agent, SimProbe, Step};
@@ -304,7 +304,7 @@ pub fn run_design<D: Design, A: App>(
     // The heads of the frames the NIC holds, spare buffers for them, and where a landing frame is
     // put together.
     let mut spare: Vec<Vec<u8>> = Vec::new();
-    let mut staging = Staging::default();
+    let mut staging = FrameBuf::new(&source);
     let mut poisson_t = 0u64;
     let mut arrivals_done = false;
     let mut stamp_at = None;
@@ -422,7 +422,8 @@ pub fn run_design<D: Design, A: App>(
                 let issue = l.start + m.pcie.write_latency_ps();
                 let mut probe = SimProbe::new(&mut m, Agent::Nic, issue, &cell).with_dma_wait(l.dma_wait);
                 let queue = reta.queue(l.held.hash);
-                let r = device.rx(&mut probe, queue, l.held.hash, staging.frame(&l.held));
+                staging.put(&l.held.head, l.held.len);
+                let r = device.rx(&mut probe, queue, l.held.hash, staging.frame());
                 let step = probe.finish();
                 nic.finish_rx(l.ring, l.start, step.end - issue, step.stall, |len| land_ps(&m, len));
                 let (len, seq) = (l.held.len, l.held.seq);

@@ -36,33 +36,9 @@ pub struct Held {
     /// Its frame's length, FCS excluded.
     pub len: usize,
     /// Its frame's first bytes, after which the frame holds only zeros (a generated frame is headers,
-    /// a stamp and a zeroed payload): the buffer keeps what it must, and [`Staging`] writes the zeros.
+    /// a stamp and a zeroed payload, [`traffic::FrameBuf::head`]): the buffer keeps what it must, and
+    /// the frame is put together again when its DMA lands ([`traffic::FrameBuf::put`]).
     pub head: Vec<u8>,
-}
-
-/// Where a held packet's frame is put together when its DMA lands: one buffer for every packet, so that
-/// the copy into host memory reads bytes the simulator has at hand instead of each packet's own buffer.
-#[derive(Debug, Default)]
-pub struct Staging {
-    bytes: Vec<u8>,
-    /// Every byte from here on is zero.
-    zero_from: usize,
-}
-
-impl Staging {
-    /// `held`'s whole frame.
-    pub fn frame(&mut self, held: &Held) -> &[u8] {
-        if self.bytes.len() < held.len {
-            self.bytes.resize(held.len, 0);
-        }
-        let n = held.head.len();
-        self.bytes[..n].copy_from_slice(&held.head);
-        if self.zero_from > n {
-            self.bytes[n..self.zero_from].fill(0);
-        }
-        self.zero_from = n;
-        &self.bytes[..held.len]
-    }
 }
 
 /// A packet whose DMA lands now.
@@ -82,22 +58,22 @@ pub struct Landed {
 /// What the DMA stage reads of a descriptor ring to choose the next packet, kept apart from the packets
 /// themselves so that choosing among the rings reads one small array.
 #[derive(Debug, Clone, Copy)]
-struct Head {
-    /// When the pipeline is done with the ring's oldest packet, ps; [`Head::NONE`] when it holds none
-    /// (read through [`Head::pipe`]).
+struct RingHead {
+    /// When the pipeline is done with the ring's oldest packet, ps; [`RingHead::NONE`] when it holds none
+    /// (read through [`RingHead::pipe`]).
     pipe: u64,
     /// When the ring's previous packet was done, its descriptor fetches included, ps.
     free: u64,
 }
 
-impl Head {
+impl RingHead {
     /// No packet: a time no pipeline reaches, so that choosing compares plain integers.
     const NONE: u64 = u64::MAX;
-    const EMPTY: Head = Head { pipe: Head::NONE, free: 0 };
+    const EMPTY: RingHead = RingHead { pipe: RingHead::NONE, free: 0 };
 
     /// When the pipeline is done with the ring's oldest packet, if it holds any.
     fn pipe(&self) -> Option<u64> {
-        (self.pipe != Head::NONE).then_some(self.pipe)
+        (self.pipe != RingHead::NONE).then_some(self.pipe)
     }
 }
 
@@ -124,8 +100,8 @@ pub struct Nic {
     held_bytes: usize,
     /// Each descriptor ring's packets in the on-NIC buffer, oldest first.
     rings: Vec<VecDeque<Held>>,
-    /// Each ring's [`Head`].
-    heads: Vec<Head>,
+    /// Each ring's [`RingHead`].
+    heads: Vec<RingHead>,
     next: Option<Next>,
     /// When the receive pipeline can take the next packet.
     pipe_free: u64,
@@ -182,17 +158,17 @@ impl Nic {
         self.pipe_free = arrival.max(self.pipe_free) + self.pkt_ps;
         if ring >= self.rings.len() {
             self.rings.resize_with(ring + 1, VecDeque::new);
-            self.heads.resize(ring + 1, Head::EMPTY);
+            self.heads.resize(ring + 1, RingHead::EMPTY);
         }
         let r = &mut self.rings[ring];
         r.push_back(Held { pipe: self.pipe_free, hash, seq, len, head });
-        let head = r.len() == 1;
-        if head {
+        let first = r.len() == 1;
+        if first {
             self.heads[ring].pipe = self.pipe_free;
         }
         match self.next {
             None => self.choose(land),
-            Some(n) if head && n.start > arrival && self.start_of(ring).is_some_and(|(start, _)| start < n.start) => {
+            Some(n) if first && n.start > arrival && self.start_of(ring).is_some_and(|(start, _)| start < n.start) => {
                 self.choose(land)
             }
             Some(_) => {}
@@ -237,7 +213,7 @@ impl Nic {
         self.next = None;
         let r = &mut self.rings[n.ring];
         let held = r.pop_front().expect("the chosen ring holds its packet");
-        self.heads[n.ring].pipe = r.front().map_or(Head::NONE, |h| h.pipe);
+        self.heads[n.ring].pipe = r.front().map_or(RingHead::NONE, |h| h.pipe);
         self.held_bytes -= held.len;
         Some(Landed { ring: n.ring, start: n.start, dma_wait: n.dma_wait, held })
     }
@@ -330,16 +306,6 @@ mod tests {
         // Ring 0's next waits for the fetch until 5 us; of the 3 us since its pipeline time, only the 2
         // the stage was busy count as back pressure.
         assert_eq!(land(&mut n, 5 * US), Some((0, 5 * US, 2 * US)));
-    }
-
-    #[test]
-    fn staging_puts_each_frame_together_from_its_head() {
-        let mut s = Staging::default();
-        let held = |head: &[u8], len| Held { pipe: 0, hash: 0, seq: 0, len, head: head.to_vec() };
-        assert_eq!(s.frame(&held(&[1, 2, 3], 6)), [1, 2, 3, 0, 0, 0]);
-        assert_eq!(s.frame(&held(&[7], 4)), [7, 0, 0, 0], "the longer head before it is gone");
-        assert_eq!(s.frame(&held(&[5; 8], 8)), [5; 8]);
-        assert_eq!(s.frame(&held(&[], 9)), [0; 9]);
     }
 
     #[test]

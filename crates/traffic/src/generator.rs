@@ -327,6 +327,22 @@ impl FrameBuf {
         &self.bytes[..self.len.min(self.zero_from)]
     }
 
+    /// Make the frame `len` bytes long: `head` and then zeros (a frame given back by its
+    /// [`FrameBuf::head`]), rewriting only what the previous frame left after `head`.
+    ///
+    /// # Panics
+    /// If `head` is longer than `len` or `len` longer than the buffer.
+    pub fn put(&mut self, head: &[u8], len: usize) {
+        assert!(head.len() <= len && len <= self.bytes.len(), "a head of {} B in a {len} B frame", head.len());
+        let n = head.len();
+        self.bytes[..n].copy_from_slice(head);
+        if self.zero_from > n {
+            self.bytes[n..self.zero_from].fill(0);
+        }
+        self.zero_from = n;
+        self.len = len;
+    }
+
     /// Replace the stamp of the frame written last, in its L4 payload that starts at `payload_off`
     /// ([`Stamp::locate`]: at the payload's start, else as its trailer); whether it had one.
     #[inline]

@@ -291,8 +291,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
     /// A reused frame buffer ([`Generator::next_frame`], restamped between packets as the simulator does)
-    /// holds exactly the bytes [`Generator::next_packet`] writes into a fresh buffer, and its
-    /// [`FrameBuf::head`] is the frame up to where only zeros follow.
+    /// holds exactly the bytes [`Generator::next_packet`] writes into a fresh buffer, its
+    /// [`FrameBuf::head`] is the frame up to where only zeros follow, and [`FrameBuf::put`] makes the
+    /// frame again from it.
     #[test]
     fn reused_frame_buffer_holds_the_same_bytes(seed: u64, tcp: bool, v6: bool, size in 0usize..5, kvs: bool) {
         let size = [SizeSpec::Imix, SizeSpec::Dc, SizeSpec::Fixed(1518), SizeSpec::Fixed(128), SizeSpec::Fixed(100)][size].clone();
@@ -312,6 +313,8 @@ proptest! {
         let (Ok(mut a), Ok(mut b)) = (Generator::new(&c), Generator::new(&c)) else { return Ok(()) };
         let mut frame = FrameBuf::new(&a);
         let mut fresh = vec![0u8; a.max_len()];
+        // Each frame put together again from its head, as the simulator's NIC does.
+        let mut staged = FrameBuf::new(&a);
         for i in 0..300u64 {
             let meta = a.next_frame(&mut frame);
             let want = b.next_packet(&mut fresh);
@@ -322,6 +325,8 @@ proptest! {
                 all.starts_with(head) && all[head.len()..].iter().all(|&b| b == 0)
             };
             prop_assert!(head_then_zeros(&frame));
+            staged.put(frame.head(), frame.frame().len());
+            prop_assert_eq!(staged.frame(), frame.frame());
             fresh.fill(0xa5);
             let at = PacketView::new_checked(frame.frame()).unwrap().payload_offset();
             if i % 3 == 0 {
@@ -334,4 +339,18 @@ proptest! {
             }
         }
     }
+}
+
+/// [`FrameBuf::put`] rewrites what a longer head left behind.
+#[test]
+fn put_makes_each_frame_from_its_head() {
+    let mut s = FrameBuf::new(&Generator::new(&cfg()).unwrap());
+    let mut put = |head: &[u8], len| {
+        s.put(head, len);
+        s.frame().to_vec()
+    };
+    assert_eq!(put(&[1, 2, 3], 6), [1, 2, 3, 0, 0, 0]);
+    assert_eq!(put(&[7], 4), [7, 0, 0, 0], "the longer head before it is gone");
+    assert_eq!(put(&[5; 8], 8), [5; 8]);
+    assert_eq!(put(&[], 9), [0; 9]);
 }
