@@ -15,6 +15,7 @@ use ifaces::{BufLayout, IfaceConfig, RingSize};
 use live::{LiveConfig, LiveReport, Pace, Traffic};
 use sim::SimReport;
 use std::path::Path;
+use std::sync::RwLock;
 use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 use traffic::kvs::client::{ClientConfig, HotArea};
@@ -329,12 +330,24 @@ pub fn report(cfg: &Config) -> Result<Report> {
     report_observed(cfg, &AtomicU64::new(0))
 }
 
+/// Held by every run in this process: for reading by a simulation, which shares the machine with others
+/// (a sweep's points, a point's trials), and for writing by a live run, which measures this machine's
+/// cores and so runs alone.
+static MACHINE: RwLock<()> = RwLock::new(());
+
 /// Run a configuration; a simulation stores the virtual time it has reached (ps) into `progress` as it
-/// goes ([`sim::run_observed`]).
+/// goes ([`sim::run_observed`]). A live run waits until no other run is going, and holds the others back
+/// until it ends ([`MACHINE`]).
 pub fn report_observed(cfg: &Config, progress: &AtomicU64) -> Result<Report> {
     Ok(match cfg {
-        Config::Live(c) => Report::Live(Box::new(live::run(c)?)),
-        Config::Sim(c) => Report::Sim(Box::new(sim::run_observed(c, progress)?)),
+        Config::Live(c) => {
+            let _alone = MACHINE.write().unwrap_or_else(|e| e.into_inner());
+            Report::Live(Box::new(live::run(c)?))
+        }
+        Config::Sim(c) => {
+            let _shared = MACHINE.read().unwrap_or_else(|e| e.into_inner());
+            Report::Sim(Box::new(sim::run_observed(c, progress)?))
+        }
     })
 }
 

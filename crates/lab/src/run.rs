@@ -18,7 +18,7 @@ pub struct RunArgs {
     /// Only the point with this id (the `id` column of results.csv).
     #[arg(long)]
     point: Option<String>,
-    /// Parallel runs when there are several points [default: the machine's cores].
+    /// Parallel runs: the points, and each point's trials [default: the machine's cores].
     #[arg(long)]
     jobs: Option<usize>,
     /// Print JSON instead of a table.
@@ -44,7 +44,7 @@ pub fn run(a: RunArgs) -> Result<()> {
         }
     }
     if let [only] = points.as_slice() {
-        let outcome = bar::run_point(&only.params)?;
+        let outcome = sweep::pool(a.jobs)?.install(|| bar::run_point(&only.params))?;
         let text = if a.json { serde_json::to_string_pretty(&outcome.json)? } else { outcome.text };
         println!("{text}");
         return Ok(());

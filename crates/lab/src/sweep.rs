@@ -1,5 +1,5 @@
-//! `rxlab sweep`: every point of an experiment in parallel (rayon, one run per core), with a progress
-//! bar, resumable from `points.jsonl`, optionally one shard of a larger sweep.
+//! `rxlab sweep`: every point of an experiment in parallel (rayon, one run per core; a point's trials too),
+//! with a progress bar, resumable from `points.jsonl`, optionally one shard of a larger sweep.
 
 use crate::experiment::{Experiment, Point};
 use crate::params::Params;
@@ -123,12 +123,15 @@ pub fn sweep(exp: &Experiment, points: &[Point], dir: &Path, jobs: Option<usize>
     Ok(rows)
 }
 
+/// A pool of `jobs` threads (`--jobs`; the machine's cores without it) for a command's runs: the points of
+/// a sweep, and the trials of each point, which share it ([`crate::trials`]).
+pub fn pool(jobs: Option<usize>) -> Result<rayon::ThreadPool> {
+    rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0)).build().map_err(|e| anyhow!("invalid --jobs: {e}"))
+}
+
 /// Run `points` in parallel on `jobs` threads, logging each row as it finishes; rows in point order.
 pub fn run_points(points: &[&Point], jobs: Option<usize>, log: Option<&PointLog>) -> Result<Vec<Row>> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs.unwrap_or(0))
-        .build()
-        .map_err(|e| anyhow!("invalid --jobs: {e}"))?;
+    let pool = pool(jobs)?;
     let bar = indicatif::ProgressBar::new(points.len() as u64);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} points  {elapsed} elapsed, {eta} left  {msg}")
