@@ -337,7 +337,7 @@ static MACHINE: RwLock<()> = RwLock::new(());
 
 /// Run a configuration; a simulation stores the virtual time it has reached (ps) into `progress` as it
 /// goes ([`sim::run_observed`]). A live run waits until no other run is going, and holds the others back
-/// until it ends ([`MACHINE`]).
+/// until it ends (a process-wide read-write lock).
 pub fn report_observed(cfg: &Config, progress: &AtomicU64) -> Result<Report> {
     Ok(match cfg {
         Config::Live(c) => {
