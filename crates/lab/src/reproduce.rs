@@ -31,7 +31,7 @@ pub struct ReproduceArgs {
     /// Results directory (one subdirectory per claim, and report.html).
     #[arg(short, long, default_value = "results/reproduce")]
     out: PathBuf,
-    /// Parallel runs [default: the machine's cores].
+    /// Parallel runs: the points, and each point's trials [default: the machine's cores].
     #[arg(long)]
     jobs: Option<usize>,
     /// Run nothing: judge the points already in --out, whichever rxlab build ran them (after a claim's

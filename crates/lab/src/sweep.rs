@@ -58,7 +58,7 @@ pub struct SweepArgs {
     /// Run only the i-th of n disjoint slices of the points (for job arrays); join with `rxlab merge`.
     #[arg(long)]
     shard: Option<Shard>,
-    /// Parallel runs [default: the machine's cores].
+    /// Parallel runs: the points, and each point's trials [default: the machine's cores].
     #[arg(long)]
     jobs: Option<usize>,
     /// Parameters that override every point's.
