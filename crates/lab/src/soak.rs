@@ -90,10 +90,7 @@ fn simulate(a: &SoakArgs, design: &str, round: u64) -> Result<u64> {
 /// Run `rxlab soak`.
 pub fn run(a: SoakArgs) -> Result<()> {
     let designs = ifaces::DESIGN_NAMES;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(a.jobs.unwrap_or(0))
-        .build()
-        .map_err(|e| anyhow!("invalid --jobs: {e}"))?;
+    let pool = crate::sweep::pool(a.jobs)?;
     let start = Instant::now();
     let (mut offered, mut round, mut after) = (0u64, 0u64, vec![]);
     let bar =

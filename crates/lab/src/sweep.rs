@@ -124,7 +124,7 @@ pub fn sweep(exp: &Experiment, points: &[Point], dir: &Path, jobs: Option<usize>
 }
 
 /// A pool of `jobs` threads (`--jobs`; the machine's cores without it) for a command's runs: the points of
-/// a sweep, and the trials of each point, which share it ([`crate::trials`]).
+/// a sweep and the trials of each point, which share it ([`crate::trials`]), or a soak's designs.
 pub fn pool(jobs: Option<usize>) -> Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0)).build().map_err(|e| anyhow!("invalid --jobs: {e}"))
 }

@@ -225,8 +225,7 @@ mod tests {
     #[test]
     fn the_report_does_not_depend_on_how_many_trials_run_at_once() {
         let on = |threads: usize| {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            pool.install(|| point::run(&params("trials = 4")).unwrap())
+            crate::sweep::pool(Some(threads)).unwrap().install(|| point::run(&params("trials = 4")).unwrap())
         };
         let (one, three) = (on(1), on(3));
         assert_eq!(one.json, three.json);
