@@ -57,7 +57,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use traffic::{FrameBuf, GenConfig, Generator};
 use wire::frame::{FCS_LEN, wire_bits};
-use wire::{IndirectionTable, PacketView, Stamp};
+use wire::{IndirectionTable, PacketView, QueueId, Stamp};
 
 /// Longest a sleeping core goes without polling, ps (10 µs): bounds the idle time of designs whose
 /// progress does not come from the NIC's deliveries to the core's own queue.
@@ -254,10 +254,16 @@ pub fn run_design<D: Design, A: App>(
         // The papers measure after 10 s of warm-up traffic (nicmem artifact, fig9/run_test.sh): each core
         // has seen every flow RSS steers to it, here in index order: the order a stepped generator sends
         // them (`traffic::Popularity::Stepped`), so its table entries lie in the order they come round.
+        // Each flow's queue is looked up once, not once per core.
         let flows = source.flows();
+        let queues: Vec<QueueId> = flows.iter().map(|f| reta.queue(f.hash)).collect();
         for (i, app) in apps.iter_mut().enumerate() {
             app.warm(
-                &mut flows.iter().filter(|f| D::WAKE.cores(reta.queue(f.hash), cores).contains(&i)).map(|f| f.tuple),
+                &mut flows
+                    .iter()
+                    .zip(&queues)
+                    .filter(|&(_, &q)| D::WAKE.cores(q, cores).contains(&i))
+                    .map(|(f, _)| f.tuple),
             );
         }
     }

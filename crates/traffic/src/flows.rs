@@ -3,8 +3,8 @@
 use rand::Rng;
 use rand_distr::Distribution;
 use rand_distr::weighted::WeightedAliasIndex;
+use rustc_hash::FxHashSet;
 use serde::Deserialize;
-use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use wire::{FiveTuple, IndirectionTable, L4Proto, QueueId, RssFields, Toeplitz};
 
@@ -160,7 +160,7 @@ impl Picker {
 /// with its RSS hash and queue.
 pub struct Candidates<'a, R> {
     rng: &'a mut R,
-    seen: HashSet<(IpAddr, u16)>,
+    seen: FxHashSet<(IpAddr, u16)>,
     ip: IpVersion,
     proto: L4Proto,
     toeplitz: Toeplitz,
@@ -172,7 +172,7 @@ impl<'a, R: Rng> Candidates<'a, R> {
     /// a round-robin indirection table of `entries` entries).
     pub fn new(rng: &'a mut R, ip: IpVersion, proto: L4Proto, queues: usize, entries: usize) -> Result<Self, String> {
         let reta = IndirectionTable::round_robin_sized(queues, entries)?;
-        Ok(Candidates { rng, seen: HashSet::new(), ip, proto, toeplitz: Toeplitz::new(Default::default()), reta })
+        Ok(Candidates { rng, seen: FxHashSet::default(), ip, proto, toeplitz: Toeplitz::new(Default::default()), reta })
     }
 
     /// The next new flow: a random client address (10.0.0.0/8 or 2001:db8::/64) and port 1024..=65535.
@@ -234,7 +234,7 @@ mod tests {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
         let mut c = Candidates::new(&mut rng, IpVersion::V6, L4Proto::Tcp, 4, wire::reta::RETA_SIZE).unwrap();
         let flows: Vec<_> = (0..1000).map(|_| c.draw()).collect();
-        let set: HashSet<_> = flows.iter().map(|f| f.tuple).collect();
+        let set: std::collections::HashSet<_> = flows.iter().map(|f| f.tuple).collect();
         assert_eq!(set.len(), 1000);
         let t = Toeplitz::new(Default::default());
         for f in &flows {
