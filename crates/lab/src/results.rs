@@ -224,4 +224,17 @@ mod tests {
         let f = flatten(&serde_json::json!({"a": {"b": 1}, "c": [2, null], "d": "x"}));
         assert_eq!(f.keys().collect::<Vec<_>>(), ["a.b", "c.0", "d"]);
     }
+
+    proptest::proptest! {
+        /// A row read back from `points.jsonl` is the row written, to the last bit of every number: what a
+        /// resumed sweep or `rxlab merge` writes is what one sweep writes.
+        #[test]
+        fn rows_read_back_from_the_point_log_are_the_rows_written(xs in proptest::collection::vec(proptest::num::f64::NORMAL | proptest::num::f64::SUBNORMAL | proptest::num::f64::ZERO, 1..16)) {
+            let metrics = xs.iter().enumerate().map(|(i, &x)| (format!("m.{i}"), Value::from(x))).collect();
+            let row = Row { index: 3, id: "p".into(), params: BTreeMap::new(), metrics, error: None, build: "b".into() };
+            let back: Row = serde_json::from_str(&serde_json::to_string(&row).unwrap()).unwrap();
+            let bits = |r: &Row| r.metrics.values().map(|v| v.as_f64().unwrap().to_bits()).collect::<Vec<_>>();
+            proptest::prop_assert_eq!(bits(&back), bits(&row));
+        }
+    }
 }

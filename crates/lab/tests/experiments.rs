@@ -124,7 +124,7 @@ fn flags_override_the_file_and_pick_a_point() {
 }
 
 #[test]
-fn sweep_resumes_and_shards_merge_to_the_same_results() {
+fn sweep_resumes_and_shards_and_any_jobs_give_the_same_bytes() {
     let d = tempfile::tempdir().unwrap();
     let f = write(d.path(), "t.toml", TINY);
     let full = d.path().join("full");
@@ -137,8 +137,12 @@ fn sweep_resumes_and_shards_merge_to_the_same_results() {
     ok(&["sweep", &f, "-o", s(&a), "--shard", "1/2"]);
     ok(&["sweep", &f, "-o", s(&b), "--shard", "2/2"]);
     ok(&["merge", s(&a), s(&b), "-o", s(&m)]);
+    let one = d.path().join("one");
+    ok(&["sweep", &f, "-o", s(&one), "--jobs", "1"]);
     for file in ["results.csv", "results.json"] {
-        assert_eq!(std::fs::read(full.join(file)).unwrap(), std::fs::read(m.join(file)).unwrap(), "{file}");
+        let bytes = std::fs::read(full.join(file)).unwrap();
+        assert_eq!(bytes, std::fs::read(m.join(file)).unwrap(), "{file}: shards merged");
+        assert_eq!(bytes, std::fs::read(one.join(file)).unwrap(), "{file}: one job");
     }
     let csv = std::fs::read_to_string(full.join("results.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("throughput.gbps_wire"));
