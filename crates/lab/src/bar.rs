@@ -6,7 +6,6 @@ use crate::params::Params;
 use crate::point::{self, Config, Outcome};
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{RecvTimeoutError, channel};
 use std::time::{Duration, Instant};
 
@@ -42,7 +41,7 @@ pub fn run_point(p: &Params) -> Result<Outcome> {
         Config::Live(c) => ((c.warmup + c.duration).as_secs_f64(), "running"),
     };
     let bar = new(1000, "{bar:40} {msg}  {elapsed} elapsed");
-    let progress = AtomicU64::new(0);
+    let progress = sim::Progress::default();
     let (done, ticks) = channel::<()>();
     let start = Instant::now();
     let report = std::thread::scope(|s| {
@@ -51,7 +50,7 @@ pub fn run_point(p: &Params) -> Result<Outcome> {
             s.spawn(move || {
                 while ticks.recv_timeout(TICK) == Err(RecvTimeoutError::Timeout) {
                     let at_s = match cfg {
-                        Config::Sim(_) => progress.load(Relaxed) as f64 * 1e-12,
+                        Config::Sim(_) => progress.reached_ps() as f64 * 1e-12,
                         Config::Live(_) => start.elapsed().as_secs_f64().min(total_s),
                     };
                     bar.set_position((1000.0 * at_s / total_s) as u64);

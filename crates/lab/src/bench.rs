@@ -1,9 +1,9 @@
-//! `rxlab bench`: issue 3's benchmark from the command line. The per-packet cost of each design's
-//! receive path between two threads ([`live::handoff`]), as ns per packet and as ratios to the two
-//! floors, an SPSC ring of packet pointers and one of whole 64 B frames, all timed in the same run.
-//! Rounds interleave every path, so a machine that slows down mid-run slows all of them, and the table
-//! gives each path's median round. `--vs-sim` compares the live engine with the simulator instead
-//! ([`crate::vs_sim`]).
+//! `rxlab bench`: the per-packet cost of each design's receive path between two threads
+//! ([`live::handoff`]), as ns per packet and as ratios to the two floors, an SPSC ring of packet pointers
+//! and one of whole 64 B frames, all timed in the same run. Rounds interleave every path, so a machine
+//! that slows down mid-run slows all of them, and the table gives each path's median round. `--vs-sim`
+//! compares the live engine with the simulator instead ([`crate::vs_sim`]), and `--sim` times the
+//! simulator itself ([`crate::sim_speed`]).
 
 use anyhow::{Result, bail};
 use clap::Args;
@@ -39,6 +39,15 @@ pub struct BenchArgs {
     /// privRing, rxBisect, COREC and Ensō with echo and one worker.
     #[arg(long)]
     vs_sim: bool,
+    /// Instead: the simulator's speed (simulated packets per CPU-second, where the time goes, peak
+    /// memory) on three reference points: the headline's privRing NAT, Ensō's 64 B echo on one core
+    /// and nmKVS (`--iface` picks them by design).
+    #[arg(long, conflicts_with = "vs_sim")]
+    sim: bool,
+    /// With `--sim`: divide each reference point's duration and warm-up by this (1: as the experiments
+    /// run them).
+    #[arg(long, default_value_t = 1, requires = "sim")]
+    divide: u64,
     /// Print one JSON object instead of the table.
     #[arg(long)]
     json: bool,
@@ -92,6 +101,18 @@ pub fn run(args: BenchArgs) -> Result<()> {
     }
     if args.rounds == 0 {
         bail!("--rounds: must be at least 1");
+    }
+    if args.sim {
+        if args.divide == 0 {
+            bail!("--divide: must be at least 1");
+        }
+        let rows = crate::sim_speed::measure(&args.iface, args.rounds, args.divide)?;
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&rows)?);
+        } else {
+            crate::sim_speed::print(args.rounds, &rows);
+        }
+        return Ok(());
     }
     if args.vs_sim {
         let (ghz, rows) = crate::vs_sim::compare(args.rounds, 1.0)?;

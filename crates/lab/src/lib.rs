@@ -20,6 +20,7 @@ pub mod report;
 pub mod reproduce;
 pub mod results;
 pub mod run;
+pub mod sim_speed;
 pub mod soak;
 pub mod space;
 pub mod sweep;

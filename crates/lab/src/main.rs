@@ -50,10 +50,14 @@ fn main() -> ExitCode {
         Err(e) if !e.use_stderr() => e.exit(),
         Err(e) => {
             // clap's own errors span several lines (usage, hints); keep the first, the one that names the
-            // argument, so every bad input is one line.
+            // argument, with the indented lines right after it that list arguments, so every bad input is
+            // one line.
             let text = e.to_string();
-            let first = text.lines().next().unwrap_or_default().trim_start_matches("error: ");
-            eprintln!("rxlab: {first} (see --help)");
+            let mut lines = text.lines();
+            let first = lines.next().unwrap_or_default().trim_start_matches("error: ");
+            let named: Vec<&str> = lines.take_while(|l| l.starts_with("  ")).map(str::trim).collect();
+            let sep = if named.is_empty() { "" } else { " " };
+            eprintln!("rxlab: {first}{sep}{} (see --help)", named.join(", "));
             return ExitCode::from(2);
         }
     };

@@ -451,6 +451,13 @@ pub fn from_table(t: toml::Table) -> Result<Params> {
     Params::deserialize(toml::Value::Table(t)).with_context(|| format!("in the parameters {}", keys.join(", ")))
 }
 
+/// Duration `d` divided by `by`, as nanoseconds (at least 1 ns; `None` when absent or not a duration): the
+/// short runs of `rxlab reproduce --quick` and `rxlab bench --sim --divide`.
+pub fn shorter(d: &Option<Quantity>, by: u64) -> Option<Quantity> {
+    let ns = traffic::units::parse_duration_ns(&d.as_ref()?.0).ok()?;
+    Some(Quantity(format!("{}ns", (ns / by).max(1))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

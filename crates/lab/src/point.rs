@@ -16,7 +16,6 @@ use live::{LiveConfig, LiveReport, Pace, Traffic};
 use sim::SimReport;
 use std::path::Path;
 use std::sync::RwLock;
-use std::sync::atomic::AtomicU64;
 use std::time::Duration;
 use traffic::kvs::client::{ClientConfig, HotArea};
 use traffic::units::parse_duration_ns;
@@ -327,7 +326,7 @@ impl Report {
 
 /// Run a configuration.
 pub fn report(cfg: &Config) -> Result<Report> {
-    report_observed(cfg, &AtomicU64::new(0))
+    report_observed(cfg, &sim::Progress::default())
 }
 
 /// Held by every run in this process: for reading by a simulation, which shares the machine with others
@@ -338,7 +337,7 @@ static MACHINE: RwLock<()> = RwLock::new(());
 /// Run a configuration; a simulation stores the virtual time it has reached (ps) into `progress` as it
 /// goes ([`sim::run_observed`]). A live run waits until no other run is going, and holds the others back
 /// until it ends (a process-wide read-write lock).
-pub fn report_observed(cfg: &Config, progress: &AtomicU64) -> Result<Report> {
+pub fn report_observed(cfg: &Config, progress: &sim::Progress) -> Result<Report> {
     Ok(match cfg {
         Config::Live(c) => {
             let _alone = MACHINE.write().unwrap_or_else(|e| e.into_inner());

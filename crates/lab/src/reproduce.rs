@@ -3,7 +3,7 @@
 
 use crate::claim::Verdict;
 use crate::experiment::{Experiment, Point};
-use crate::params::{Params, Quantity};
+use crate::params::{Params, shorter};
 use crate::results::Row;
 use crate::{cancel, point, report, results, sweep};
 use anyhow::{Context, Result};
@@ -13,7 +13,6 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use traffic::atomic;
-use traffic::units::parse_duration_ns;
 
 /// Arguments of `rxlab reproduce`.
 #[derive(Args, Debug)]
@@ -56,12 +55,6 @@ pub struct ClaimResult {
     pub not_run: Option<String>,
     /// Wall-clock seconds.
     pub wall_s: f64,
-}
-
-/// `d` divided by `by`, as nanoseconds.
-fn shorter(d: &Option<Quantity>, by: u64) -> Option<Quantity> {
-    let ns = parse_duration_ns(&d.as_ref()?.0).ok()?;
-    Some(Quantity(format!("{}ns", (ns / by).max(1))))
 }
 
 /// The points of `exp`, a tenth as long in quick mode.

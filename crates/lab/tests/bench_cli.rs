@@ -59,3 +59,36 @@ fn bad_input_is_one_line_and_exit_2() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn sim_speed_times_the_reference_points_and_splits_their_cpu_time() {
+    let out = rxlab(&["bench", "--sim", "--iface", "enso", "--rounds", "1", "--divide", "10", "--json"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v.as_array().unwrap();
+    assert_eq!(rows.len(), 1, "--iface picks the reference points by design: {v}");
+    let r = &rows[0];
+    assert_eq!((r["point"].as_str(), r["iface"].as_str()), (Some("Enso echo 64 B, 1 core"), Some("enso")));
+    assert!((r["virtual_ms"].as_f64().unwrap() - 0.12).abs() < 1e-9, "a tenth of 1 ms + 200 us: {r}");
+    let (packets, cpu) = (r["packets"].as_f64().unwrap(), r["cpu_s"].as_f64().unwrap());
+    assert!(packets > 10_000.0 && cpu > 0.0, "{r}");
+    assert!((r["packets_per_cpu_s"].as_f64().unwrap() - packets / cpu).abs() < 1e-6 * packets / cpu, "{r}");
+    let parts: f64 =
+        ["setup_s", "warmup_s", "measurement_s", "drain_s"].iter().map(|k| r["spent"][k].as_f64().unwrap()).sum();
+    assert!((parts - cpu).abs() < 1e-9, "the parts add up to the run's CPU time: {r}");
+    assert!(r["spent"]["measurement_s"].as_f64().unwrap() > 0.0, "{r}");
+}
+
+#[test]
+fn sim_speed_rejects_what_it_cannot_time() {
+    for (args, needle) in [
+        (&["bench", "--sim", "--iface", "corec"][..], "no reference point runs corec"),
+        (&["bench", "--sim", "--divide", "0"][..], "--divide"),
+        (&["bench", "--divide", "2"][..], "--sim"),
+    ] {
+        let out = rxlab(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(needle) && err.lines().count() <= 3, "{args:?}: {err}");
+    }
+}

@@ -35,6 +35,7 @@ use crate::noise::{CoreNoise, NoiseReport};
 use crate::order::{DeliveryCheck, WireOrder};
 use crate::probe::{Agent, SimProbe, Step};
 use crate::profile::Profile;
+use crate::progress::{Part, Progress};
 use crate::report::{
     Accounting, Cycles, DescriptorWait, HitRates, LlcDuel, MemBw, MissesPerPacket, PcieDir, PcieReport, SimReport,
     ratio,
@@ -54,7 +55,6 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use traffic::{FrameBuf, GenConfig, Generator};
 use wire::frame::{FCS_LEN, wire_bits};
 use wire::{IndirectionTable, PacketView, QueueId, Stamp};
@@ -219,12 +219,13 @@ fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
 }
 
 /// Run design `D` with one app per core (`apps[i]` on core `i`) on `profile` (already resolved, with
-/// any DDIO override applied), storing the virtual time reached into `progress` at every sample.
+/// any DDIO override applied), storing the virtual time reached into `progress` at every sample and the
+/// CPU time of each [`Part`] of the run.
 pub fn run_design<D: Design, A: App>(
     cfg: &SimConfig,
     profile: &Profile,
     mut apps: Vec<A>,
-    progress: &AtomicU64,
+    progress: &Progress,
 ) -> Result<SimReport, SimError> {
     check(cfg, profile)?;
     let cores = cfg.iface.cores;
@@ -372,6 +373,7 @@ pub fn run_design<D: Design, A: App>(
     let (mut snapshot, mut duel_at_start) = (None, None);
     let cell = Cell::new(0u64);
 
+    progress.enter(Part::Warmup);
     while let Some((t, ev)) = q.pop() {
         m.mem.dram.set_clock(t);
         if t > cfg.duration_ps + DRAIN_LIMIT_PS {
@@ -379,12 +381,16 @@ pub fn run_design<D: Design, A: App>(
         }
         match ev {
             Event::WindowStart => {
+                progress.enter(Part::Measurement);
                 m.reset_counters();
                 duel_at_start = m.mem.llc_followers_mr161();
             }
-            Event::WindowEnd => snapshot = Some(Snapshot::take(&m)),
+            Event::WindowEnd => {
+                progress.enter(Part::Drain);
+                snapshot = Some(Snapshot::take(&m));
+            }
             Event::Sample => {
-                progress.store(t, Relaxed);
+                progress.reach(t);
                 device.sample(&sampler.sample(t, c.rx_bytes, m.mem.dram.moved, &c.polls));
                 if t + PERIOD_PS < cfg.duration_ps {
                     q.push(t + PERIOD_PS, Event::Sample);
@@ -668,7 +674,7 @@ pub fn run_design<D: Design, A: App>(
         data_gbps: s.data_bytes as f64 * 8.0 / secs / 1e9,
         metadata_share: 1.0 - ratio(s.data_bytes as f64, s.payload_bytes as f64),
     };
-    Ok(SimReport {
+    let report = SimReport {
         setup: format!("sim: {} on {}, {} cores, app {}", D::NAME, profile, cores, cfg.app),
         window_s: secs,
         offered: tp(c.offered_win),
@@ -730,7 +736,9 @@ pub fn run_design<D: Design, A: App>(
             sent_late: c.sent_late,
         },
         events,
-    })
+    };
+    progress.close();
+    Ok(report)
 }
 
 /// An engine error for a violated invariant.

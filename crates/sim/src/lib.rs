@@ -33,6 +33,7 @@ pub mod prefetcher;
 pub mod probe;
 pub mod profile;
 pub mod profile_file;
+pub mod progress;
 pub mod report;
 pub mod sampler;
 pub mod slices;
@@ -44,10 +45,10 @@ pub use engine::run_design;
 pub use ifaces::DESIGN_NAMES;
 pub use probe::SimProbe;
 pub use profile::{PROFILE_NAMES, Profile, ProfileError};
+pub use progress::{Part, Progress, Spent};
 pub use report::SimReport;
 
 use apps::Hosted;
-use std::sync::atomic::AtomicU64;
 
 /// The profile a run uses: the named one or the file, with the run's field assignments and its DDIO and
 /// LLC overrides applied.
@@ -78,12 +79,14 @@ pub fn resolve_profile(cfg: &SimConfig) -> Result<Profile, SimError> {
 
 /// Run the simulation `cfg` describes.
 pub fn run(cfg: &SimConfig) -> Result<SimReport, SimError> {
-    run_observed(cfg, &AtomicU64::new(0))
+    run_observed(cfg, &Progress::default())
 }
 
-/// Run the simulation `cfg` describes, storing the virtual time reached (ps) into `progress` every
-/// sampling period ([`sampler::PERIOD_PS`]) for a progress bar; the results are those of [`run`].
-pub fn run_observed(cfg: &SimConfig, progress: &AtomicU64) -> Result<SimReport, SimError> {
+/// Run the simulation `cfg` describes, storing the virtual time reached into `progress` every sampling
+/// period ([`sampler::PERIOD_PS`]) for a progress bar, and the CPU time of each part of the run once it
+/// ends; the results are those of [`run`].
+pub fn run_observed(cfg: &SimConfig, progress: &Progress) -> Result<SimReport, SimError> {
+    progress.enter(Part::Setup);
     let profile = resolve_profile(cfg)?;
     ifaces::with_design!(&cfg.design, D => <D as ifaces::Design>::NAME)?;
     let apps = Hosted::for_cores(&cfg.app, &cfg.app_params, cfg.iface.cores, cfg.runtime)?;
