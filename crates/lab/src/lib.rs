@@ -16,6 +16,7 @@ pub mod ndr;
 pub mod params;
 pub mod point;
 pub mod profile_cmd;
+pub mod reference;
 pub mod report;
 pub mod reproduce;
 pub mod results;

@@ -37,6 +37,11 @@ pub struct ReproduceArgs {
     /// checks or the verdict table changed); a claim missing any of its points is not run.
     #[arg(long)]
     judge: bool,
+    /// Compare every check with a reference run's verdict table (e.g.
+    /// `experiments/reference/verdicts.txt`): print each value that left the reference's seed spread (a
+    /// one-seed value: 1 %) or whose verdict turned, and fail if any did.
+    #[arg(long, value_name = "FILE")]
+    against: Option<PathBuf>,
     /// Parameters that override every point's (e.g. `--duration 50us` for a smoke test).
     #[command(flatten)]
     flags: Params,
@@ -123,7 +128,7 @@ fn judged(pts: &[Point], dir: &Path) -> Result<Vec<Row>, String> {
 
 /// The experiments with a claim in `dir`, by file name; only those whose name contains one of `only`
 /// unless it is empty.
-fn claims(dir: &Path, only: &[String]) -> Result<Vec<Experiment>> {
+pub fn claims(dir: &Path, only: &[String]) -> Result<Vec<Experiment>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read {}: give --dir the experiments directory", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -208,5 +213,8 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     if results.iter().any(|r| r.not_run.is_none()) {
         println!("report: {}", report::render(&a.out)?.display());
     }
-    Ok(())
+    match &a.against {
+        Some(path) => crate::reference::against(path, &results),
+        None => Ok(()),
+    }
 }

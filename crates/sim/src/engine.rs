@@ -255,17 +255,24 @@ pub fn run_design<D: Design, A: App>(
         // The papers measure after 10 s of warm-up traffic (nicmem artifact, fig9/run_test.sh): each core
         // has seen every flow RSS steers to it, here in index order: the order a stepped generator sends
         // them (`traffic::Popularity::Stepped`), so its table entries lie in the order they come round.
-        // Each flow's queue is looked up once, not once per core.
+        // Each flow's queue is looked up once, not once per core, and a core that receives one queue's
+        // packets walks that queue's flows alone.
         let flows = source.flows();
         let queues: Vec<QueueId> = flows.iter().map(|f| reta.queue(f.hash)).collect();
+        let mut by_queue: Vec<Vec<u32>> = vec![Vec::new(); cores];
+        for (i, &q) in queues.iter().enumerate() {
+            by_queue[usize::from(q)].push(i as u32);
+        }
+        let tuple = |f: &u32| flows.get(*f as usize).expect("a flow of the set").tuple;
         for (i, app) in apps.iter_mut().enumerate() {
-            app.warm(
-                &mut flows
-                    .iter()
-                    .zip(&queues)
-                    .filter(|&(_, &q)| D::WAKE.cores(q, cores).contains(&i))
-                    .map(|(f, _)| f.tuple),
-            );
+            let reaches: Vec<bool> = (0..cores).map(|q| D::WAKE.cores(q as QueueId, cores).contains(&i)).collect();
+            let mut reached = (0..cores).filter(|&q| reaches[q]);
+            match (reached.next(), reached.next()) {
+                (Some(q), None) => app.warm(&mut by_queue[q].iter().map(tuple)),
+                _ => app.warm(
+                    &mut flows.iter().zip(&queues).filter(|&(_, &q)| reaches[usize::from(q)]).map(|(f, _)| f.tuple),
+                ),
+            }
         }
     }
     let mut m = Machine::new(profile, cores, (arena.base_addr(), arena.size()));

@@ -1,10 +1,12 @@
 //! The synthetic traffic generator: seeded, deterministic, and cheap per packet.
 //!
-//! Construction does the expensive work once: it chooses the flows ([`crate::steer`]), builds one header
-//! template per flow ([`crate::template`]) and the samplers for flows and sizes. [`Generator::next_packet`]
+//! Construction does the expensive work once: it chooses the flows ([`crate::steer`]) and builds one
+//! header template per flow ([`crate::template`]), both shared with the process's other generators of the
+//! same flows ([`crate::chosen`]), and the samplers for flows and sizes. [`Generator::next_packet`]
 //! then draws a group, a flow and a size, copies the template into the caller's buffer, stamps it and
 //! advances the pacer: no allocation, no parsing.
 
+use crate::chosen::Chosen;
 use crate::config::{GenConfig, GenError, Payload};
 use crate::flows::{FlowSet, Picker};
 use crate::kvs::client::Client;
@@ -12,11 +14,12 @@ use crate::kvs::proto::HEADER_LEN;
 use crate::rate::Pacer;
 use crate::sizes::{SizeDist, SizeSpec};
 use crate::steer::Steering;
-use crate::template::{Template, min_frame_len};
+use crate::template::min_frame_len;
 use crate::trace::{OutputFormat, Trace, TraceError, TracePacket, TraceWriter};
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::path::Path;
+use std::sync::Arc;
 use wire::frame::{FCS_LEN, MAX_FRAME};
 use wire::stamp::STAMP_LEN;
 use wire::{IndirectionTable, L4Proto, Stamp};
@@ -56,7 +59,7 @@ pub enum Stop {
 /// A set of flows that share a packet share and a size distribution.
 #[derive(Debug, Clone)]
 struct Group {
-    members: Vec<u32>,
+    members: Arc<[u32]>,
     picker: Picker,
     sizes: SizeDist,
 }
@@ -65,8 +68,8 @@ struct Group {
 #[derive(Debug, Clone)]
 pub struct Generator {
     rng: Xoshiro256PlusPlus,
-    flows: FlowSet,
-    templates: Vec<Template>,
+    /// The flows and their templates.
+    chosen: Arc<Chosen>,
     groups: Vec<Group>,
     /// `random::<u64>() < threshold` picks group 0 when there are two groups.
     first_threshold: u64,
@@ -83,26 +86,20 @@ impl Generator {
     /// Validate `cfg`, choose its flows and build their templates.
     pub fn new(cfg: &GenConfig) -> Result<Generator, GenError> {
         cfg.validate()?;
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-        let sel = cfg.steering.select(&mut rng, cfg.flows, cfg.ip, cfg.proto, cfg.reta)?;
-        let templates = sel
-            .flows
-            .iter()
-            .map(|f| Template::new(&f.tuple))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(GenError::Config)?;
+        let chosen = crate::chosen::chosen(cfg)?;
+        let mut rng = chosen.rng.clone();
         let sizes = SizeDist::from_spec(&cfg.size)?;
         let target_sizes = match cfg.steering {
             Steering::Target { target_size: Some(s), .. } => SizeDist::from_spec(&SizeSpec::Fixed(s))?,
             _ => sizes.clone(),
         };
-        let groups: Vec<Group> = sel
+        let groups: Vec<Group> = chosen
             .groups
-            .into_iter()
-            .map(|g| Group {
-                picker: Picker::new(cfg.popularity, g.members.len()),
-                sizes: if g.target { target_sizes.clone() } else { sizes.clone() },
-                members: g.members,
+            .iter()
+            .map(|(members, target)| Group {
+                picker: Picker::new(cfg.popularity, members.len()),
+                sizes: if *target { target_sizes.clone() } else { sizes.clone() },
+                members: members.clone(),
             })
             .collect();
         let kvs = match &cfg.payload {
@@ -110,14 +107,14 @@ impl Generator {
             Payload::Kvs(c) => Some(Client::new(c.clone(), rng.random()).map_err(GenError::Config)?),
         };
         let by_partition = match &cfg.payload {
-            Payload::Kvs(c) if c.partitions > 1 => flows_by_queue(&sel.flows, c.partitions, cfg.reta)?,
+            Payload::Kvs(c) if c.partitions > 1 => flows_by_queue(&chosen.flows, c.partitions, cfg.reta)?,
             _ => Vec::new(),
         };
         let max_len = match &cfg.payload {
-            Payload::Stamp => Self::sized_max_len(cfg, &sel.flows, &groups)?,
+            Payload::Stamp => Self::sized_max_len(cfg, &chosen.flows, &groups)?,
             Payload::Kvs(c) => {
                 let body = HEADER_LEN + c.key_len + c.value_len;
-                let longest = templates.iter().map(|t| t.body_frame_len(body)).max().unwrap_or(MAX_FRAME);
+                let longest = chosen.templates.iter().map(|t| t.body_frame_len(body)).max().unwrap_or(MAX_FRAME);
                 if longest > MAX_FRAME {
                     return Err(GenError::Config(format!(
                         "a KVS request of {body} B and the 16 B stamp need {longest} B frames, more than {MAX_FRAME} B"
@@ -126,11 +123,10 @@ impl Generator {
                 longest - FCS_LEN
             }
         };
-        let first_threshold = (sel.first_share.clamp(0.0, 1.0) * 2f64.powi(64)).min(u64::MAX as f64) as u64;
+        let first_threshold = (chosen.first_share.clamp(0.0, 1.0) * 2f64.powi(64)).min(u64::MAX as f64) as u64;
         Ok(Generator {
             rng,
-            flows: sel.flows,
-            templates,
+            chosen,
             groups,
             first_threshold,
             pacer: Pacer::new(cfg.rate, cfg.burst, cfg.train),
@@ -158,7 +154,7 @@ impl Generator {
 
     /// The flows, indexed by [`PacketMeta::flow`].
     pub fn flows(&self) -> &FlowSet {
-        &self.flows
+        &self.chosen.flows
     }
 
     /// Largest number of bytes [`Generator::next_packet`] writes: buffers must hold this much.
@@ -191,7 +187,7 @@ impl Generator {
             None => {
                 let frame_len = g.sizes.sample(&mut self.rng);
                 let ts_ns = self.pacer.next(frame_len);
-                (ts_ns, self.templates[flow as usize].write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf))
+                (ts_ns, self.chosen.templates[flow as usize].write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf))
             }
             Some(client) => {
                 let (op, k, id) = client.next_op();
@@ -200,7 +196,7 @@ impl Generator {
                 if let Some(flows) = self.by_partition.get(part) {
                     flow = flows[self.rng.random_range(..flows.len())];
                 }
-                let template = &self.templates[flow as usize];
+                let template = &self.chosen.templates[flow as usize];
                 let ts_ns = self.pacer.next(template.body_frame_len(body.len()));
                 (ts_ns, template.write_body(&body, Stamp { seq, tx_ns: ts_ns }, buf))
             }
@@ -225,7 +221,7 @@ impl Generator {
                 self.seq += 1;
                 let frame_len = g.sizes.sample(&mut self.rng);
                 let ts_ns = self.pacer.next(frame_len);
-                let template = &self.templates[flow as usize];
+                let template = &self.chosen.templates[flow as usize];
                 let len =
                     template.write_over(frame_len, Stamp { seq, tx_ns: ts_ns }, &mut frame.bytes, frame.zero_from);
                 // Written: headers and stamp, zeros up to `len`; beyond it what was there before.

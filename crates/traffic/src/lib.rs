@@ -14,6 +14,7 @@
 //! records hold the frame without it.
 
 pub mod atomic;
+mod chosen;
 pub mod config;
 pub mod flows;
 pub mod generator;
