@@ -118,7 +118,7 @@ pub struct Params {
     #[arg(long)]
     pub runtime: Option<String>,
     /// Worker cores [default: 1].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub cores: Option<usize>,
     /// Receive ring size per core (a power of two; `1Ki` works) [default: 1024].
     #[arg(long)]
@@ -132,19 +132,19 @@ pub struct Params {
     #[arg(long)]
     pub buffers: Option<String>,
     /// Packets per receive burst (DPDK's 32) [default: 32].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub burst: Option<usize>,
     /// Per-core buffer cache (DPDK mempool cache) [default: 256].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub cache: Option<usize>,
     /// shRing: cores sharing one Rx ring (must divide --cores) [default: 8].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub share: Option<usize>,
     /// Batched RxList: packets per multi-packet descriptor [default: 4].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u32>)]
     pub list_batch: Option<u32>,
     /// rxBisect: entries of each allocation (Ax) ring (at least 64, the vendor minimum) [default: 128].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u32>)]
     pub ax: Option<u32>,
     /// rxBisect: entries of each bisected reception (Bx) ring [default: 1024].
     #[arg(long)]
@@ -164,13 +164,13 @@ pub struct Params {
     #[arg(long)]
     pub nicmem_capacity: Option<Quantity>,
     /// nicmem: header/data split offset H in bytes (nicmem §5) [default: 64].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub nicmem_split: Option<usize>,
     /// Ensō: bytes per pipe, a multiple of the page size (Ensō §5.1) [default: 2Mi].
     #[arg(long)]
     pub enso_pipe_size: Option<Quantity>,
     /// Ensō: pipes per core, all on the core's one notification buffer (Ensō §4.1) [default: 2].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub enso_pipes: Option<usize>,
     /// Ensō: `reactive` notifications (§4.2, Figure 5) or one `per-packet` [default: reactive].
     #[arg(long)]
@@ -190,11 +190,11 @@ pub struct Params {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rx_refill: Option<String>,
     /// Chaotic Ensō: largest gap between messages, in 64 B quanta (§7.2.3) [default: 4].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u32>)]
     pub enso_chaotic_gap: Option<u32>,
     /// Live engine: software NIC threads, each an emulated port with its share of the traffic (split by
     /// flow), of the workers (--cores must be a multiple) and its own RSS and device side [default: 1].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub nic_threads: Option<usize>,
     /// Live engine: the NIC thread sends the trace from pre-filled Ensō TX pipes, EnsōGen-style (Ensō
     /// Appendix B) [default: false].
@@ -204,7 +204,7 @@ pub struct Params {
     #[arg(long)]
     pub size: Option<Quantity>,
     /// Number of flows [default: 1024].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub flows: Option<usize>,
     /// Zipf exponent of flow popularity (default: uniform).
     #[arg(long)]
@@ -228,18 +228,18 @@ pub struct Params {
     #[arg(long, allow_hyphen_values = true)]
     pub target_percent: Option<f64>,
     /// Frame size of the target queue's packets.
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub target_size: Option<usize>,
     /// NIC ports, each with its own target queue (--target-queue within its share of the queues) getting
     /// --target-percent of its packets: "a target core per NIC" (shRing §5.3, rxBisect §6.2) [default: 1].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_ports: Option<usize>,
     /// Pick flows so that RSS puts the same number on every queue.
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub rss_even: Option<bool>,
     /// Receive queues for --target-queue or --rss-even [default: --cores].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub queues: Option<usize>,
     /// TCP instead of UDP.
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
@@ -251,7 +251,7 @@ pub struct Params {
     #[arg(long)]
     pub seed: Option<u64>,
     /// KVS payload (any --kvs-* option switches to it): number of distinct keys [default: 1M].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u64>)]
     pub kvs_keys: Option<u64>,
     /// KVS payload: Zipf exponent of key popularity [default: uniform].
     #[arg(long)]
@@ -260,14 +260,14 @@ pub struct Params {
     #[arg(long, allow_hyphen_values = true)]
     pub kvs_get: Option<f64>,
     /// KVS payload: key length in bytes, 8..=255 [default: 8].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub kvs_key_len: Option<usize>,
     /// KVS payload: value length of PUTs in bytes [default: 8].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub kvs_value_len: Option<usize>,
     /// KVS payload: keys in a hot area (keys 0..N) taking --kvs-hot-share of the requests, instead of
     /// Zipf (nicmem Figure 15) [default: none].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u64>)]
     pub kvs_hot_keys: Option<u64>,
     /// KVS payload: share of requests to the hot area, 0..=1 (needs --kvs-hot-keys).
     #[arg(long)]
@@ -296,7 +296,7 @@ pub struct Params {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile_set: Option<String>,
     /// Simulator: override the profile's DDIO ways (0 turns DDIO off).
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub ddio_ways: Option<usize>,
     /// Simulator: the LLC's replacement policy: `lru` (true LRU), `qlru` (QLRU_H11_M1_R0_U0 in every set)
     /// or `qlru-adaptive` (set dueling with a thrash-resistant variant, as Skylake-family L3s do)
@@ -343,7 +343,7 @@ pub struct Params {
     /// the papers report, trimmed means: each number the mean of the runs without the lowest and the
     /// highest (from three runs on; shRing §5, rxBisect §6 and nicmem §6 take ten), with every run's
     /// headline numbers under `trials` [default: 1].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u32>)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trials: Option<u32>,
     /// Search the no-drop rate (RFC 2544): run the point once per tried rate between --ndr-low and
