@@ -8,12 +8,9 @@ use clap::{Parser, Subcommand};
 use lab::{advise, bench, cancel, jitter, merge, profile_cmd, report, reproduce, run, soak, sweep, trace};
 use std::process::ExitCode;
 
-/// The workspace version and the commit this binary was built from (`crates/lab/build.rs`).
-const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("RXLAB_COMMIT"), ")");
-
 /// A laboratory for CPU–NIC receive interfaces: shRing, rxBisect, nicmem, COREC and Ensō side by side.
 #[derive(Parser)]
-#[command(name = "rxlab", version = VERSION, about, propagate_version = true)]
+#[command(name = "rxlab", version = lab::build::VERSION, about, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
