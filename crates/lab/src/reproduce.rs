@@ -200,11 +200,11 @@ pub fn markdown(results: &[ClaimResult], how: &str) -> String {
 }
 
 /// `page` with the lines between its [`MARKERS`] replaced by `table`; `table` alone when `page` is empty
-/// (a new file), and an error when a page has no markers.
+/// or an earlier table alone, and an error when a page has no markers.
 pub fn splice(page: &str, table: &str) -> Result<String> {
     let (begin, end) = MARKERS;
     match (page.find(begin), page.find(end)) {
-        _ if page.trim().is_empty() => Ok(table.to_string()),
+        _ if page.trim().is_empty() || page.starts_with("<!-- rxlab ") => Ok(table.to_string()),
         (Some(b), Some(e)) if b < e => Ok(format!("{}{begin}\n{table}{}", &page[..b], &page[e..])),
         _ => anyhow::bail!("it has no lines '{begin}' and '{end}' around the table to replace; add them"),
     }
@@ -251,10 +251,12 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
         "run"
     };
     let table_md = markdown(&results, how);
-    for path in std::iter::once(a.out.join("verdicts.md")).chain(a.markdown.clone()) {
-        let page = std::fs::read_to_string(&path).unwrap_or_default();
+    let written = a.out.join("verdicts.md");
+    atomic::write(&written, &table_md).with_context(|| format!("cannot write {}", written.display()))?;
+    if let Some(path) = &a.markdown {
+        let page = std::fs::read_to_string(path).unwrap_or_default();
         let text = splice(&page, &table_md).with_context(|| format!("cannot update {}", path.display()))?;
-        atomic::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+        atomic::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
     }
     println!("{}", table(&results));
     println!(
@@ -334,6 +336,7 @@ mod tests {
         let page = format!("# Title\n\n{b}\nold\n{e}\n\nprose\n");
         assert_eq!(splice(&page, "new\n").unwrap(), format!("# Title\n\n{b}\nnew\n{e}\n\nprose\n"));
         assert_eq!(splice("", "new\n").unwrap(), "new\n");
+        assert_eq!(splice(&markdown(&results(), "run"), "new\n").unwrap(), "new\n");
         assert!(splice("# a page\n", "new\n").unwrap_err().to_string().contains(b));
     }
 }

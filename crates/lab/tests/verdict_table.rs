@@ -1,10 +1,10 @@
 //! The verdict table in `docs/reproducing.md` is the one `rxlab reproduce --markdown` writes: its header is
 //! the writer's, and it names exactly the (experiment, check) pairs of the experiment files, no more and
-//! no fewer.
+//! no fewer; and the README's summary of it (checks within and checks per experiment) agrees with it.
 
 use lab::experiment::Experiment;
 use lab::reproduce::{MARKDOWN_HEADER, MARKERS};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 fn root() -> &'static Path {
@@ -26,8 +26,8 @@ fn cells(row: &str) -> Vec<String> {
     cells.into_iter().map(|c| c.trim().to_string()).collect()
 }
 
-/// The (experiment, check) pairs of the generated table in a page.
-fn documented(page: &str) -> BTreeSet<(String, String)> {
+/// The rows of the generated table in a page: (experiment, check, verdict).
+fn documented_rows(page: &str) -> Vec<(String, String, String)> {
     let (begin, end) = MARKERS;
     let start = page.find(begin).expect("the page has the verdict table's opening marker") + begin.len();
     let table = &page[start..page[start..].find(end).expect("and its closing marker") + start];
@@ -41,9 +41,14 @@ fn documented(page: &str) -> BTreeSet<(String, String)> {
         .map(|r| {
             let c = cells(r);
             assert_eq!(c.len(), 5, "five cells: {r}");
-            (c[0].clone(), c[1].clone())
+            (c[0].clone(), c[1].clone(), c[4].clone())
         })
         .collect()
+}
+
+/// The (experiment, check) pairs of the generated table in a page.
+fn documented(page: &str) -> BTreeSet<(String, String)> {
+    documented_rows(page).into_iter().map(|(e, c, _)| (e, c)).collect()
 }
 
 /// The (experiment, check) pairs of the experiment files.
@@ -72,6 +77,34 @@ fn the_documented_verdicts_are_the_experiments_checks() {
         "docs/reproducing.md's verdict table is out of date: run `rxlab reproduce --markdown \
          docs/reproducing.md` (or `--judge` on a full run's results).\nchecks it lacks: {missing:?}\n\
          checks the experiments do not have: {extra:?}"
+    );
+}
+
+#[test]
+fn the_readme_summarises_the_documented_verdicts() {
+    let page = std::fs::read_to_string(root().join("docs/reproducing.md")).unwrap();
+    let mut per_experiment: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for (exp, _, verdict) in documented_rows(&page) {
+        let e = per_experiment.entry(exp).or_default();
+        e.0 += usize::from(verdict.starts_with("within"));
+        e.1 += 1;
+    }
+    let expected: BTreeMap<String, String> =
+        per_experiment.iter().map(|(e, (w, n))| (e.clone(), format!("{w}/{n}"))).collect();
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    // `name` N/M, as the README's summary writes each experiment.
+    let summarised: BTreeMap<String, String> = readme
+        .split('`')
+        .collect::<Vec<_>>()
+        .windows(2)
+        .filter(|w| expected.contains_key(w[0]))
+        .filter_map(|w| w[1].split_whitespace().next().map(|n| (w[0].to_string(), n.trim_end_matches(',').to_string())))
+        .collect();
+    assert_eq!(summarised, expected, "README.md's summary of the verdicts differs from docs/reproducing.md's table");
+    let (within, all): (usize, usize) = per_experiment.values().fold((0, 0), |(a, b), (w, n)| (a + w, b + n));
+    assert!(
+        readme.contains(&format!("**{within} of {all} checks within")),
+        "README.md's total is not {within} of {all}"
     );
 }
 
