@@ -1,4 +1,4 @@
-//! `rxlab bench`: issue 3's benchmark from the command line. The per-packet cost of each design's
+//! `rxlab bench`: the receive-path benchmark from the command line. The per-packet cost of each design's
 //! receive path between two threads ([`live::handoff`]), as ns per packet and as ratios to the two
 //! floors, an SPSC ring of packet pointers and one of whole 64 B frames, all timed in the same run.
 //! Rounds interleave every path, so a machine that slows down mid-run slows all of them, and the table

@@ -127,7 +127,7 @@ pub struct Params {
     #[arg(long)]
     pub tx_ring: Option<Quantity>,
     /// Packet buffer layout: `mempool` (objects of DPDK's packet mempool, spread over memory channels:
-    /// 37 cache lines apart) or `2k` (packed 2 KiB buffers, rxlab's layout before issue 19)
+    /// 37 cache lines apart) or `2k` (packed 2 KiB buffers, for comparison)
     /// [default: mempool].
     #[arg(long)]
     pub buffers: Option<String>,
@@ -334,7 +334,7 @@ pub struct Params {
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub warm_tables: Option<bool>,
     /// Simulator: keep every core away for this long at the start of the run while packets arrive, one
-    /// system-wide interruption, to test whether a configuration is bistable (README, "Two states"):
+    /// system-wide interruption, to test whether a configuration is bistable (docs/model.md, "Two states"):
     /// whether the backlog pushes it into the second state and it stays there [default: none].
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
