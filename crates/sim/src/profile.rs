@@ -449,8 +449,8 @@ const SKYLAKE_SOURCES: &[Source] = &[
         "on, as the hardware is by default (Intel's MSR 0x1A4 disclosure, bit 1; the BIOS's \"Adjacent Cache \
          Line Prefetch\"; no paper says it was turned off), and as the one number the papers give where the \
          I/O working set fits the DDIO ways says ([P2] nicmem Fig. 9): host NAT on 14 cores at ring 32 moves \
-         5 GB/s of memory traffic; rxlab's, with the papers' flows in turn and the calibrations found again \
-         either way, moves 5.2 GB/s with the L2 spatial prefetcher and 4.1 without (perf's LLC hit rate there, \
+         5 GB/s of memory traffic; rxlab's, with the papers' flows in turn and the calibrations made under each \
+         setting, moves 5.2 GB/s with the L2 spatial prefetcher and 4.1 without (perf's LLC hit rate there, \
          83 % in the paper, is 69 % with it and 75 % without). With flows drawn at random instead it would \
          give 7.2 and 4.4 GB/s (docs/model.md, \"Prefetchers\")",
     ),
