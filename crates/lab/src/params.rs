@@ -102,7 +102,7 @@ pub struct Params {
     /// Engine: `live` or `sim` [default: live].
     #[arg(long, value_enum)]
     pub engine: Option<Engine>,
-    /// Receive interface design (see `crates/ifaces/README.md`) [default: privring].
+    /// Receive interface design (see `docs/designs.md`) [default: privring].
     #[arg(long)]
     pub iface: Option<String>,
     /// Network function run on every core [default: echo].
