@@ -199,13 +199,25 @@ pub fn markdown(results: &[ClaimResult], how: &str) -> String {
     out + "\n\n" + &summary(results) + "\n"
 }
 
-/// `page` with the lines between its [`MARKERS`] replaced by `table`; `table` alone when `page` is empty
-/// or an earlier table alone, and an error when a page has no markers.
+/// `page` with the lines between its [`MARKERS`] (each a line of its own) replaced by `table`; `table`
+/// alone when `page` is empty or an earlier table alone, and an error when a page has no markers.
 pub fn splice(page: &str, table: &str) -> Result<String> {
     let (begin, end) = MARKERS;
-    match (page.find(begin), page.find(end)) {
-        _ if page.trim().is_empty() || page.starts_with("<!-- rxlab ") => Ok(table.to_string()),
-        (Some(b), Some(e)) if b < e => Ok(format!("{}{begin}\n{table}{}", &page[..b], &page[e..])),
+    // Byte offset of the first line equal to `marker` at or after `from`.
+    let line = |marker: &str, from: usize| {
+        let mut at = 0;
+        page.split_inclusive('\n').find_map(|l| {
+            let start = at;
+            at += l.len();
+            (start >= from && l.trim_end() == marker).then_some(start)
+        })
+    };
+    if page.trim().is_empty() || page.starts_with("<!-- rxlab ") {
+        return Ok(table.to_string());
+    }
+    let b = line(begin, 0);
+    match (b, b.and_then(|b| line(end, b))) {
+        (Some(b), Some(e)) => Ok(format!("{}{begin}\n{table}{}", &page[..b], &page[e..])),
         _ => anyhow::bail!("it has no lines '{begin}' and '{end}' around the table to replace; add them"),
     }
 }
@@ -333,8 +345,9 @@ mod tests {
     #[test]
     fn splice_replaces_only_the_table() {
         let (b, e) = MARKERS;
-        let page = format!("# Title\n\n{b}\nold\n{e}\n\nprose\n");
-        assert_eq!(splice(&page, "new\n").unwrap(), format!("# Title\n\n{b}\nnew\n{e}\n\nprose\n"));
+        let page = format!("# Title, between `{e}` and `{b}`\n\n{b}\nold\n{e}\n\nprose\n");
+        let spliced = format!("# Title, between `{e}` and `{b}`\n\n{b}\nnew\n{e}\n\nprose\n");
+        assert_eq!(splice(&page, "new\n").unwrap(), spliced);
         assert_eq!(splice("", "new\n").unwrap(), "new\n");
         assert_eq!(splice(&markdown(&results(), "run"), "new\n").unwrap(), "new\n");
         assert!(splice("# a page\n", "new\n").unwrap_err().to_string().contains(b));
