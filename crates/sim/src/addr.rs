@@ -10,7 +10,7 @@
 //!   the first time it is touched; four consecutive simulated chunks make a line. 16 bytes is the
 //!   alignment the host allocator guarantees, so which elements share a chunk never depends on where an
 //!   allocation landed, and first-touch order is itself deterministic. Objects touched in order stay
-//!   contiguous; unrelated heap objects that shared a host line no longer do, as they would not on the
+//!   contiguous; unrelated heap objects that share a host line do not share a simulated one, nor on the
 //!   papers' machines either.
 //!
 //! Translation is a two-level table: host page -> a page of 256 chunk numbers, with

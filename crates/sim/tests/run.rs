@@ -143,8 +143,8 @@ fn warmed_tables_know_every_flow_their_cores_receive() {
 
 /// COREC's workers race as Listing 2's do (003 §3.4.1): on 4 cores at 20 Gbps of 64 B frames some claim
 /// swaps lose to a worker that claimed after their load of the counter (line 21) and retry, and some
-/// tail try-locks find the lock held (line 35) and leave; the simulator's one-step-at-a-time engine
-/// used to let every swap and every try-lock win.
+/// tail try-locks find the lock held (line 35) and leave, which an engine running one core's step at a
+/// time would hide by letting every swap and every try-lock win.
 #[test]
 fn corec_workers_lose_claim_races_and_tail_try_locks() {
     let mut cfg = config(4, 20.0, 64, 200);
