@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# DPDK as the measured peer (issue 18), all in one run, from a fresh clone:
+# DPDK as the measured peer, all in one run, from a fresh clone:
 #   1. DPDK's testpmd io-forwards between two net_null ports on one forwarding core: its software
 #      receive + transmit path per packet, with no NIC at all (the null PMD hands out and frees mbufs).
 #      A macswap run beside it writes every packet's header, as rxlab's echo writes a byte of each.

@@ -25,16 +25,10 @@ const ROUTE_WORK: u32 = 12;
 /// (their memory touches and the route's operations): the loop's and the driver's own instructions,
 /// which no publication breaks down. Calibrated once, from COREC (003) §4.1, Table 2: DPDK l3fwd on one
 /// 2.1 GHz core of the Silver 4110 forwards 16.43 Mpps of 64 B packets from an XL710, 128 cycles a
-/// packet, where rxlab's l3fwd over privRing costs about 73 there with none. (35 from stop 30, when it
-/// cost 93: until stop 36 the simulator charged every L1 hit of a load its full latency, where an
-/// out-of-order core hides it; 52 until stop 39, when the simulated cores' IP-stride prefetcher came to
-/// follow the driver's descriptor reads from burst to burst (124.6 cycles with 52); 55 until stop 43 turned
-/// the L2 spatial prefetcher on (125.9 cycles with 55, 128.2 with 57); in stop 47 freeing a sent mbuf
-/// came to read its second cache line (129.7 cycles with 57, 127.8 with 55), then the XL710's descriptor
-/// write-backs came to be packed four to a line, [`ifaces::wbpack`] (125.6 cycles with 55, 127.7 with
-/// 57); 57 until stop 48, when the testbed's DPDK 21.11 came to free sent mbufs without reading them,
-/// as its l3fwd asks (`nic.tx_fast_free`: 126.1 cycles with 57, 127.2 with 58, 131.3 with 59); each
-/// time the value was found again at the same anchor.) Every other l3fwd run,
+/// packet, where rxlab's l3fwd over privRing costs about 70 there with none. With 58 the anchor costs
+/// 127.2 cycles (126.1 with 57, 131.3 with 59), with the XL710's descriptor write-backs packed four to a
+/// line ([`ifaces::wbpack`]) and sent mbufs freed without reading them, as DPDK 21.11's l3fwd asks
+/// (`nic.tx_fast_free`). Every other l3fwd run,
 /// COREC's on 1-4 cores included, is a prediction; `crates/sim/tests/calibration.rs` checks the anchor.
 pub const DPDK_WORK: u32 = 58;
 

@@ -1,4 +1,4 @@
-//! The software a network function runs in (issue 16). The papers' NFs do not run bare over DPDK: they
+//! The software a network function runs in. The papers' NFs do not run bare over DPDK: they
 //! are FastClick element graphs (shRing §5.1-5.2, rxBisect §6, nicmem §6.1), and the framework's
 //! per-packet work, annotations and blocking transmit are part of what the papers measured. A
 //! [`Runtime`] names that layer; [`Hosted`] runs an app inside it.

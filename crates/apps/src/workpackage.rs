@@ -46,8 +46,8 @@ const MIRROR_WORK: u32 = 4;
 /// 1 Ki-entry rings, 1500 B packets at 200 Gbps from a million flows), from the one number shRing §2.3
 /// states about it: only shRing/8 meets the 2061-cycle budget, and shRing/4, about 4 % costlier per
 /// halving of the working set, does not, so shRing/8 costs between 2061 / 1.04 = 1982 and 2061 cycles per
-/// packet; W puts it in the middle, 2021 (2023.8 measured; 242 gives 2017.9; 228 until stop 43 turned the
-/// L2 spatial prefetcher on, which made it 1954.3, its 8 MiB array's pairs coming in with each miss).
+/// packet; W puts it in the middle, 2021 (2023.8 measured; 242 gives 2017.9; with the L2 spatial
+/// prefetcher off, 243 gives 2096, its 8 MiB array's pairs no longer coming in with each miss).
 /// Every other run of this NF is a prediction; `crates/lab/tests/calibration.rs` checks the anchor.
 pub const SHRING_SYNTHETIC_DRAWS: u32 = 243;
 

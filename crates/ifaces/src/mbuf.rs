@@ -1,4 +1,4 @@
-//! Where the parts of a packet buffer sit (issue 19): the object layout of DPDK's packet mempool, which
+//! Where the parts of a packet buffer sit: the object layout of DPDK's packet mempool, which
 //! the papers' DPDK and FastClick applications receive into, or rxlab's earlier packed 2 KiB buffers.
 //!
 //! A DPDK packet buffer is one object of an `rte_mempool` made by `rte_pktmbuf_pool_create`
@@ -31,7 +31,7 @@ pub enum BufKind {
     /// Objects of DPDK's packet mempool (see the module documentation).
     Mempool,
     /// Buffers exactly `stride` bytes apart: a metadata line, the private area, then the data. rxlab's
-    /// layout before issue 19 (2 KiB, all buffers' lines in one set in 32), and the layout of NIC memory,
+    /// packed 2 KiB layout (all buffers' lines in one set in 32), and the layout of NIC memory,
     /// where no mbuf header lives.
     Packed {
         /// Distance between buffer starts, a multiple of 64.
@@ -57,7 +57,7 @@ impl Default for BufLayout {
 }
 
 impl BufLayout {
-    /// rxlab's packed 2 KiB buffers (the layout before issue 19).
+    /// Packed 2 KiB buffers (`--buffers 2k`), for comparison with DPDK's layout.
     pub const PACKED_2K: BufLayout = BufLayout { kind: BufKind::Packed { stride: 2048 }, priv_len: 0 };
 
     /// Names accepted by [`BufLayout::parse`].

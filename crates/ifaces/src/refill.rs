@@ -11,7 +11,7 @@
 //!   or `ICE_RXQ_REARM_THRESH` (64) slots are empty, exactly that many.
 //!
 //! So a vector path's ring holds fewer posted buffers than its size when a core stops polling: an mlx5
-//! ring of 128 has 65 to 124 (README "Burst absorption").
+//! ring of 128 has 65 to 124 (docs/model.md, "The driver's refill").
 //!
 //! The vector paths also stop a burst at the ring's end ([`AtRingEnd`]): mlx5's `rxq_burst_v` takes at
 //! most `q_n - elts_idx` completions and `mlx5_rx_burst_vec` calls it again, refill check first, until the

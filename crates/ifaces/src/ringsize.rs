@@ -83,22 +83,47 @@ impl std::str::FromStr for RingSize {
     }
 }
 
-/// Parse a count with an optional binary suffix: `1024`, `1Ki`, `1K` (both 1024), `4Mi`.
+/// Parse a count or a size, rxlab's one grammar for them on the command line and in experiment files: a
+/// number (`_` between digits allowed, a decimal point where the result is whole) and an optional SI
+/// suffix `k`/`K` (10^3), `M` (10^6), `G` (10^9), `T` (10^12) or binary suffix `Ki`, `Mi`, `Gi`, `Ti`
+/// (2^10 ...), optionally followed by `B`: `1024`, `1Ki`, `1M` (1000000), `2MiB`, `1.5K` (1500).
 pub fn parse_count(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let (digits, mult) = match t.find(|c: char| !c.is_ascii_digit()) {
-        None => (t, 1),
-        Some(i) => {
-            let m = match &t[i..] {
-                "K" | "Ki" | "k" => 1 << 10,
-                "M" | "Mi" => 1 << 20,
-                other => return Err(format!("'{s}': unknown suffix '{other}' (use K/Ki or M/Mi)")),
-            };
-            (&t[..i], m)
-        }
+    let t = s.trim().replace('_', "");
+    let t = t.strip_suffix('B').unwrap_or(&t);
+    let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+    let (num, suffix) = t.split_at(split);
+    let mult: u64 = match suffix {
+        "" => 1,
+        "k" | "K" => 1_000,
+        "M" => 1_000_000,
+        "G" => 1_000_000_000,
+        "T" => 1_000_000_000_000,
+        "Ki" => 1 << 10,
+        "Mi" => 1 << 20,
+        "Gi" => 1 << 30,
+        "Ti" => 1 << 40,
+        other => return Err(format!("'{s}': unknown suffix '{other}' (use k, M, G, T or Ki, Mi, Gi, Ti)")),
     };
-    let n: u64 = digits.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    let not_a_number = || format!("'{s}' is not a count (examples: 1024, 1Ki, 1M, 2MiB)");
+    if let Some((whole, frac)) = num.split_once('.') {
+        let digits = |d: &str| d.bytes().all(|b| b.is_ascii_digit());
+        if whole.is_empty() && frac.is_empty() || !digits(whole) || !digits(frac) {
+            return Err(not_a_number());
+        }
+        let x = num.parse::<f64>().map_err(|_| not_a_number())? * mult as f64;
+        if x.fract() != 0.0 || x >= u64::MAX as f64 {
+            return Err(format!("'{s}' is not a whole number"));
+        }
+        return Ok(x as u64);
+    }
+    let n: u64 = num.parse().map_err(|_| not_a_number())?;
     n.checked_mul(mult).ok_or_else(|| format!("'{s}' is too large"))
+}
+
+/// [`parse_count`] into any integer type, for command-line options (`value_parser = count::<usize>`).
+pub fn count<T: TryFrom<u64>>(s: &str) -> Result<T, String> {
+    let n = parse_count(s)?;
+    T::try_from(n).map_err(|_| format!("'{s}' is too large"))
 }
 
 #[cfg(test)]
@@ -116,6 +141,29 @@ mod tests {
         assert!(RingSize::new(1).is_err());
         assert_eq!("1Ki".parse::<RingSize>().unwrap().get(), 1024);
         assert!("12x".parse::<RingSize>().is_err());
+        assert!("1K".parse::<RingSize>().unwrap_err().contains("try 1024"));
+    }
+
+    #[test]
+    fn counts_take_si_and_binary_suffixes() {
+        for (text, n) in [
+            ("1024", 1024),
+            ("1Ki", 1024),
+            ("1k", 1000),
+            ("1M", 1_000_000),
+            ("4Mi", 4 << 20),
+            ("2MiB", 2 << 20),
+            ("64B", 64),
+            ("1.5K", 1500),
+            ("1_000", 1000),
+            ("1G", 1_000_000_000),
+        ] {
+            assert_eq!(parse_count(text), Ok(n), "{text}");
+        }
+        for bad in ["", "M", "1x", "1.5", "-1", "1..2K", "99999999999T"] {
+            assert!(parse_count(bad).is_err(), "{bad}");
+        }
+        assert_eq!(count::<u8>("1K"), Err("'1K' is too large".into()));
     }
 
     #[test]

@@ -267,6 +267,76 @@ proptest! {
 
     #[test]
     fn nmnfv_invariants(s in steps(4)) { run::<ifaces::NmNfv>(&small(), &s, true, |_| ()) }
+
+    #[test]
+    fn seventh_design_invariants(s in steps(4)) { run::<seventh::Seventh>(&small(), &s, true, |_| ()) }
+}
+
+/// The skeleton of `docs/adding-a-design.md`, its required methods filled by delegating to privRing: if
+/// the seam's signatures change, this stops compiling and the page needs the same change.
+mod seventh {
+    use ifaces::privring::{PrivRingDevice, PrivRingDriver};
+    use ifaces::probe::Probe;
+    use ifaces::{ConfigError, CoreCtx, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Occupancy};
+    use ifaces::{Packet, PrivRing, SharedPool};
+    use std::sync::Arc;
+    use wire::QueueId;
+
+    pub struct Seventh;
+    pub struct MyDevice(PrivRingDevice);
+    pub struct MyDriver(PrivRingDriver);
+
+    impl Design for Seventh {
+        const NAME: &'static str = "seventh";
+        type Device = MyDevice;
+        type Driver = MyDriver;
+
+        fn buffers_needed(cfg: &IfaceConfig) -> u32 {
+            PrivRing::buffers_needed(cfg)
+        }
+
+        fn build(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<(MyDevice, Vec<MyDriver>), ConfigError> {
+            cfg.validate_common()?;
+            let (device, drivers) = PrivRing::build(cfg, pool)?;
+            Ok((MyDevice(device), drivers.into_iter().map(MyDriver).collect()))
+        }
+    }
+
+    impl DeviceSide for MyDevice {
+        fn rx<P: Probe>(&mut self, p: &mut P, queue: QueueId, hash: u32, frame: &[u8]) -> Result<(), DropReason> {
+            self.0.rx(p, queue, hash, frame)
+        }
+        fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
+            self.0.tx(p, wire, budget)
+        }
+        fn occupancy(&self) -> Occupancy {
+            self.0.occupancy()
+        }
+        fn tx_pending(&self) -> u64 {
+            self.0.tx_pending()
+        }
+        fn idle<P: Probe>(&mut self, p: &mut P) {
+            self.0.idle(p)
+        }
+    }
+
+    impl DriverSide for MyDriver {
+        fn rx_burst<'c, P: Probe>(
+            &mut self,
+            p: &mut P,
+            core: &'c CoreCtx,
+            out: &mut Vec<Packet<'c>>,
+            max: usize,
+        ) -> usize {
+            self.0.rx_burst(p, core, out, max)
+        }
+        fn tx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, pkts: &mut Vec<Packet<'c>>) -> usize {
+            self.0.tx_burst(p, core, pkts)
+        }
+        fn teardown(&mut self, core: &CoreCtx) {
+            self.0.teardown(core)
+        }
+    }
 }
 
 /// Two cores sharing one ring (or one rxBisect pool); core 1 polls every `slow_every` rounds, core 0 every

@@ -19,10 +19,10 @@ pub struct AdviseArgs {
     #[arg(long, default_value = "r640-silver4216")]
     profile: String,
     /// Cores receiving packets (one Ax ring each).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, default_value_t = 16)]
     cores: usize,
     /// NICs the cores are divided among.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, default_value_t = 1)]
     nics: usize,
     /// Bx ring size (001 §4.5: 1024 absorbs a 100 Gbps burst).
     #[arg(long, default_value = "1024")]
@@ -31,7 +31,7 @@ pub struct AdviseArgs {
     #[arg(long, default_value = "1024")]
     ring: RingSize,
     /// shRing's sharing degree.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, default_value_t = 8)]
     share: usize,
 }
 

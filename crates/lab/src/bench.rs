@@ -18,14 +18,14 @@ pub struct BenchArgs {
     /// Designs to time, comma-separated (default: every design).
     #[arg(long, value_delimiter = ',')]
     iface: Vec<String>,
-    /// Packets per timing (a count, `2M` = 2 Mi).
+    /// Packets per timing (a count: `2M` is 2000000, `2Mi` 2097152).
     #[arg(long, default_value = "2M", value_parser = ifaces::ringsize::parse_count)]
     packets: u64,
     /// Interleaved rounds; each path's median round is reported.
-    #[arg(long, default_value_t = 5)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, default_value_t = 5)]
     rounds: usize,
     /// Receive burst (DPDK's default 32).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, default_value_t = 32)]
     burst: usize,
     /// Receive ring size.
     #[arg(long, default_value = "1024")]

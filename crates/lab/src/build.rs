@@ -1,7 +1,11 @@
-//! Which rxlab produced a result: a fingerprint of the running executable. A sweep resumes only the
+//! Which rxlab produced a result: its version and commit, and a fingerprint of the running executable. A sweep resumes only the
 //! points that this very build finished, so a changed model never hides behind results of the old one.
 
 use std::sync::OnceLock;
+
+/// The workspace version and the commit this binary was built from (`crates/lab/build.rs`), as
+/// `rxlab --version` prints it: `0.1.0 (abc1234)`.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("RXLAB_COMMIT"), ")");
 
 /// 16 hex digits of FNV-1a over the bytes of the running executable (`unknown` if it cannot be read).
 pub fn id() -> &'static str {

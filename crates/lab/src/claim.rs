@@ -34,7 +34,7 @@
 //! Where both sides' points ran `--trials` (the papers' "trimmed means of ten runs"), the verdict also
 //! says how the ratio spreads over the simulator seeds: each seed's own ratio, from the numbers every
 //! trial keeps (`crate::trials::per_run`). The papers' runs spread less than 5 %; a check whose seeds
-//! fall on both sides of its tolerance rests on a server with two states (README, "Two states").
+//! fall on both sides of its tolerance rests on a server with two states (docs/model.md, "Two states").
 
 use crate::results::Row;
 use serde::{Deserialize, Serialize};

@@ -1,5 +1,5 @@
 //! `rxlab jitter`: measure this machine's host noise with the live engine's jitter probe (as sysjitter
-//! does) and turn it into a machine profile's `noise` (issue 21): per CPU a sysjitter-style summary,
+//! does) and turn it into a machine profile's `noise`: per CPU a sysjitter-style summary,
 //! then the noise of a typical core, at each quantile the median over the CPUs, as the profiles' is.
 
 use anyhow::{Context, Result};

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 
 /// A laboratory for CPU–NIC receive interfaces: shRing, rxBisect, nicmem, COREC and Ensō side by side.
 #[derive(Parser)]
-#[command(name = "rxlab", version, about, propagate_version = true)]
+#[command(name = "rxlab", version = lab::build::VERSION, about, propagate_version = true)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

@@ -102,7 +102,7 @@ pub struct Params {
     /// Engine: `live` or `sim` [default: live].
     #[arg(long, value_enum)]
     pub engine: Option<Engine>,
-    /// Receive interface design (see `crates/ifaces/README.md`) [default: privring].
+    /// Receive interface design (see `docs/designs.md`) [default: privring].
     #[arg(long)]
     pub iface: Option<String>,
     /// Network function run on every core [default: echo].
@@ -118,7 +118,8 @@ pub struct Params {
     #[arg(long)]
     pub runtime: Option<String>,
     /// Worker cores [default: 1].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub cores: Option<usize>,
     /// Receive ring size per core (a power of two; `1Ki` works) [default: 1024].
     #[arg(long)]
@@ -127,24 +128,29 @@ pub struct Params {
     #[arg(long)]
     pub tx_ring: Option<Quantity>,
     /// Packet buffer layout: `mempool` (objects of DPDK's packet mempool, spread over memory channels:
-    /// 37 cache lines apart) or `2k` (packed 2 KiB buffers, rxlab's layout before issue 19)
+    /// 37 cache lines apart) or `2k` (packed 2 KiB buffers, for comparison)
     /// [default: mempool].
     #[arg(long)]
     pub buffers: Option<String>,
     /// Packets per receive burst (DPDK's 32) [default: 32].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub burst: Option<usize>,
     /// Per-core buffer cache (DPDK mempool cache) [default: 256].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub cache: Option<usize>,
     /// shRing: cores sharing one Rx ring (must divide --cores) [default: 8].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub share: Option<usize>,
     /// Batched RxList: packets per multi-packet descriptor [default: 4].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u32>)]
+    #[serde(default, deserialize_with = "count")]
     pub list_batch: Option<u32>,
     /// rxBisect: entries of each allocation (Ax) ring (at least 64, the vendor minimum) [default: 128].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u32>)]
+    #[serde(default, deserialize_with = "count")]
     pub ax: Option<u32>,
     /// rxBisect: entries of each bisected reception (Bx) ring [default: 1024].
     #[arg(long)]
@@ -164,13 +170,15 @@ pub struct Params {
     #[arg(long)]
     pub nicmem_capacity: Option<Quantity>,
     /// nicmem: header/data split offset H in bytes (nicmem §5) [default: 64].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub nicmem_split: Option<usize>,
     /// Ensō: bytes per pipe, a multiple of the page size (Ensō §5.1) [default: 2Mi].
     #[arg(long)]
     pub enso_pipe_size: Option<Quantity>,
     /// Ensō: pipes per core, all on the core's one notification buffer (Ensō §4.1) [default: 2].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub enso_pipes: Option<usize>,
     /// Ensō: `reactive` notifications (§4.2, Figure 5) or one `per-packet` [default: reactive].
     #[arg(long)]
@@ -190,11 +198,13 @@ pub struct Params {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rx_refill: Option<String>,
     /// Chaotic Ensō: largest gap between messages, in 64 B quanta (§7.2.3) [default: 4].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u32>)]
+    #[serde(default, deserialize_with = "count")]
     pub enso_chaotic_gap: Option<u32>,
     /// Live engine: software NIC threads, each an emulated port with its share of the traffic (split by
     /// flow), of the workers (--cores must be a multiple) and its own RSS and device side [default: 1].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub nic_threads: Option<usize>,
     /// Live engine: the NIC thread sends the trace from pre-filled Ensō TX pipes, EnsōGen-style (Ensō
     /// Appendix B) [default: false].
@@ -204,7 +214,8 @@ pub struct Params {
     #[arg(long)]
     pub size: Option<Quantity>,
     /// Number of flows [default: 1024].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub flows: Option<usize>,
     /// Zipf exponent of flow popularity (default: uniform).
     #[arg(long)]
@@ -228,18 +239,21 @@ pub struct Params {
     #[arg(long, allow_hyphen_values = true)]
     pub target_percent: Option<f64>,
     /// Frame size of the target queue's packets.
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub target_size: Option<usize>,
     /// NIC ports, each with its own target queue (--target-queue within its share of the queues) getting
     /// --target-percent of its packets: "a target core per NIC" (shRing §5.3, rxBisect §6.2) [default: 1].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_ports: Option<usize>,
     /// Pick flows so that RSS puts the same number on every queue.
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub rss_even: Option<bool>,
     /// Receive queues for --target-queue or --rss-even [default: --cores].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub queues: Option<usize>,
     /// TCP instead of UDP.
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
@@ -251,7 +265,8 @@ pub struct Params {
     #[arg(long)]
     pub seed: Option<u64>,
     /// KVS payload (any --kvs-* option switches to it): number of distinct keys [default: 1M].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u64>)]
+    #[serde(default, deserialize_with = "count")]
     pub kvs_keys: Option<u64>,
     /// KVS payload: Zipf exponent of key popularity [default: uniform].
     #[arg(long)]
@@ -260,14 +275,17 @@ pub struct Params {
     #[arg(long, allow_hyphen_values = true)]
     pub kvs_get: Option<f64>,
     /// KVS payload: key length in bytes, 8..=255 [default: 8].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub kvs_key_len: Option<usize>,
     /// KVS payload: value length of PUTs in bytes [default: 8].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub kvs_value_len: Option<usize>,
     /// KVS payload: keys in a hot area (keys 0..N) taking --kvs-hot-share of the requests, instead of
     /// Zipf (nicmem Figure 15) [default: none].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u64>)]
+    #[serde(default, deserialize_with = "count")]
     pub kvs_hot_keys: Option<u64>,
     /// KVS payload: share of requests to the hot area, 0..=1 (needs --kvs-hot-keys).
     #[arg(long)]
@@ -296,7 +314,8 @@ pub struct Params {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub profile_set: Option<String>,
     /// Simulator: override the profile's DDIO ways (0 turns DDIO off).
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     pub ddio_ways: Option<usize>,
     /// Simulator: the LLC's replacement policy: `lru` (true LRU), `qlru` (QLRU_H11_M1_R0_U0 in every set)
     /// or `qlru-adaptive` (set dueling with a thrash-resistant variant, as Skylake-family L3s do)
@@ -334,7 +353,7 @@ pub struct Params {
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub warm_tables: Option<bool>,
     /// Simulator: keep every core away for this long at the start of the run while packets arrive, one
-    /// system-wide interruption, to test whether a configuration is bistable (README, "Two states"):
+    /// system-wide interruption, to test whether a configuration is bistable (docs/model.md, "Two states"):
     /// whether the backlog pushes it into the second state and it stays there [default: none].
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -343,7 +362,8 @@ pub struct Params {
     /// the papers report, trimmed means: each number the mean of the runs without the lowest and the
     /// highest (from three runs on; shRing §5, rxBisect §6 and nicmem §6 take ten), with every run's
     /// headline numbers under `trials` [default: 1].
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u32>)]
+    #[serde(default, deserialize_with = "count")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trials: Option<u32>,
     /// Search the no-drop rate (RFC 2544): run the point once per tried rate between --ndr-low and
@@ -364,6 +384,18 @@ pub struct Params {
     /// interruptions stand for a longer trial than the run [default: 0].
     #[arg(long, allow_hyphen_values = true)]
     pub ndr_loss: Option<f64>,
+}
+
+/// A count or size in an experiment file: a number, or text in the command line's grammar (`"1M"`,
+/// `"1Ki"`; [`ifaces::ringsize::parse_count`]).
+fn count<'de, D: Deserializer<'de>, T: TryFrom<u64>>(d: D) -> Result<Option<T>, D::Error> {
+    use serde::de::Error;
+    let n = match toml::Value::deserialize(d)? {
+        toml::Value::Integer(i) => u64::try_from(i).map_err(|_| D::Error::custom(format!("{i} is not a count")))?,
+        toml::Value::String(s) => ifaces::ringsize::parse_count(&s).map_err(D::Error::custom)?,
+        other => return Err(D::Error::custom(format!("expected a count such as 1024 or \"1Ki\", found {other}"))),
+    };
+    T::try_from(n).map(Some).map_err(|_| D::Error::custom(format!("{n} is too large")))
 }
 
 /// `Some(Quantity)` from a literal.
@@ -491,6 +523,16 @@ mod tests {
         assert_eq!(base.overlay(&top).profile_set.as_deref(), Some("ddio_ways = 4; llc.ways = 16"));
         assert_eq!(Params::default().overlay(&top).profile_set, top.profile_set);
         assert_eq!(base.overlay(&Params::default()).profile_set, base.profile_set);
+    }
+
+    #[test]
+    fn counts_take_the_command_lines_grammar() {
+        let p: Params = toml::from_str("kvs_keys = \"1M\"\nflows = \"1Ki\"\ncores = 16").unwrap();
+        assert_eq!((p.kvs_keys, p.flows, p.cores), (Some(1_000_000), Some(1024), Some(16)));
+        assert!(toml::from_str::<Params>("cores = -1").unwrap_err().to_string().contains("not a count"));
+        assert!(toml::from_str::<Params>("flows = \"1x\"").unwrap_err().to_string().contains("unknown suffix"));
+        let json: Params = serde_json::from_str(r#"{"flows": 1024}"#).unwrap();
+        assert_eq!(json.flows, Some(1024));
     }
 
     #[test]

@@ -42,6 +42,11 @@ pub struct ReproduceArgs {
     /// one-seed value: 1 %) or whose verdict turned, and fail if any did.
     #[arg(long, value_name = "FILE")]
     against: Option<PathBuf>,
+    /// Also write the verdict table as Markdown to this file (always written to `verdicts.md` in --out);
+    /// in a page with the lines `<!-- verdicts: rxlab reproduce --markdown -->` and `<!-- /verdicts -->`
+    /// only the table between them is replaced, e.g. `--markdown docs/reproducing.md`.
+    #[arg(long)]
+    markdown: Option<PathBuf>,
     /// Parameters that override every point's (e.g. `--duration 50us` for a smoke test).
     #[command(flatten)]
     flags: Params,
@@ -143,22 +148,13 @@ pub fn claims(dir: &Path, only: &[String]) -> Result<Vec<Experiment>> {
     Ok(exps.into_iter().filter(|e| e.claim.is_some()).collect())
 }
 
-/// The verdict table as text, its columns as wide as their longest entries.
-pub fn table(results: &[ClaimResult]) -> String {
-    let name_w = results.iter().map(|r| r.name.len()).fold(5, usize::max);
-    let what_w = results
-        .iter()
-        .flat_map(|r| {
-            r.verdicts.iter().map(|v| v.what.chars().count()).chain(r.not_run.as_ref().map(|_| r.claim.len()))
-        })
-        .fold(5, usize::max);
-    let row = |name: &str, what: &str, paper: &str, rx: &str, tail: &str| {
-        format!("{name:<name_w$} {what:<what_w$} {paper:>9} {rx:>9}  {tail}")
-    };
-    let mut lines = vec![row("claim", "ratio", "paper", "rxlab", "verdict")];
+/// The cells of the verdict table, one row per check (or per claim not run): experiment, what is
+/// compared, the paper's value, rxlab's and the verdict.
+fn rows(results: &[ClaimResult]) -> Vec<[String; 5]> {
+    let mut rows = vec![];
     for r in results {
         if let Some(why) = &r.not_run {
-            lines.push(row(&r.name, &r.claim, "", "", &format!("not run: {why}")));
+            rows.push([r.name.clone(), r.claim.clone(), String::new(), String::new(), format!("not run: {why}")]);
         }
         for v in &r.verdicts {
             let rx = v.rxlab.map_or_else(|| "-".into(), |x| format!("{x:.3}"));
@@ -166,10 +162,73 @@ pub fn table(results: &[ClaimResult]) -> String {
             let paper = format!("{}{:.3}", crate::claim::bound_sign(v.bound), v.paper);
             let seeds = v.seeds.map_or_else(String::new, |s| format!("; {s}"));
             let tail = format!("{verdict} ({}){seeds}", v.tolerance_text());
-            lines.push(row(&r.name, &v.what, &paper, &rx, &tail));
+            rows.push([r.name.clone(), v.what.clone(), paper, rx, tail]);
         }
     }
-    lines.join("\n")
+    rows
+}
+
+/// The verdict table as text, its columns as wide as their longest entries.
+pub fn table(results: &[ClaimResult]) -> String {
+    let rows = rows(results);
+    let width = |i: usize| rows.iter().map(|r| r[i].chars().count()).fold(5, usize::max);
+    let (name_w, what_w) = (width(0), width(1));
+    let row = |[name, what, paper, rx, tail]: &[String; 5]| {
+        format!("{name:<name_w$} {what:<what_w$} {paper:>9} {rx:>9}  {tail}")
+    };
+    let header = ["claim", "ratio", "paper", "rxlab", "verdict"].map(String::from);
+    std::iter::once(&header).chain(&rows).map(row).collect::<Vec<_>>().join("\n")
+}
+
+/// The header of the verdict table in Markdown, its first two lines.
+pub const MARKDOWN_HEADER: &str = "| claim | check | paper | rxlab | verdict |\n|---|---|---:|---:|---|";
+
+/// The lines around the verdict table in a Markdown page that `--markdown` updates in place.
+pub const MARKERS: (&str, &str) = ("<!-- verdicts: rxlab reproduce --markdown -->", "<!-- /verdicts -->");
+
+/// The verdict table as Markdown (`--markdown`, `verdicts.md`): which rxlab wrote it and how, one row per
+/// check, then the summary line.
+pub fn markdown(results: &[ClaimResult], how: &str) -> String {
+    let cell = |s: &str| s.replace('|', "\\|");
+    let mut out = format!("<!-- rxlab {}, {how} -->\n{MARKDOWN_HEADER}", crate::build::VERSION);
+    for r in rows(results) {
+        out += &format!("\n| {} |", r.iter().map(|c| cell(c)).collect::<Vec<_>>().join(" | "));
+    }
+    out + "\n\n" + &summary(results) + "\n"
+}
+
+/// `page` with the lines between its [`MARKERS`] (each a line of its own) replaced by `table`; `table`
+/// alone when `page` is empty or an earlier table alone, and an error when a page has no markers.
+pub fn splice(page: &str, table: &str) -> Result<String> {
+    let (begin, end) = MARKERS;
+    // Byte offset of the first line equal to `marker` at or after `from`.
+    let line = |marker: &str, from: usize| {
+        let mut at = 0;
+        page.split_inclusive('\n').find_map(|l| {
+            let start = at;
+            at += l.len();
+            (start >= from && l.trim_end() == marker).then_some(start)
+        })
+    };
+    if page.trim().is_empty() || page.starts_with("<!-- rxlab ") {
+        return Ok(table.to_string());
+    }
+    let b = line(begin, 0);
+    match (b, b.and_then(|b| line(end, b))) {
+        (Some(b), Some(e)) => Ok(format!("{}{begin}\n{table}{}", &page[..b], &page[e..])),
+        _ => anyhow::bail!("it has no lines '{begin}' and '{end}' around the table to replace; add them"),
+    }
+}
+
+/// `76 of 105 checks within tolerance, 0 claims not run`.
+pub fn summary(results: &[ClaimResult]) -> String {
+    let checks: Vec<&Verdict> = results.iter().flat_map(|r| &r.verdicts).collect();
+    format!(
+        "{} of {} checks within tolerance, {} claims not run",
+        checks.iter().filter(|v| v.within).count(),
+        checks.len(),
+        results.iter().filter(|r| r.not_run.is_some()).count()
+    )
 }
 
 /// Run `rxlab reproduce`.
@@ -194,13 +253,25 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     let verdicts = a.out.join("verdicts.json");
     atomic::write(&verdicts, serde_json::to_string_pretty(&results)? + "\n")
         .with_context(|| format!("cannot write {}", verdicts.display()))?;
+    let how = if a.judge {
+        "judged"
+    } else if a.quick {
+        "quick"
+    } else {
+        "run"
+    };
+    let table_md = markdown(&results, how);
+    let written = a.out.join("verdicts.md");
+    atomic::write(&written, &table_md).with_context(|| format!("cannot write {}", written.display()))?;
+    if let Some(path) = &a.markdown {
+        let page = std::fs::read_to_string(path).unwrap_or_default();
+        let text = splice(&page, &table_md).with_context(|| format!("cannot update {}", path.display()))?;
+        atomic::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
     println!("{}", table(&results));
-    let checks: Vec<&Verdict> = results.iter().flat_map(|r| &r.verdicts).collect();
     println!(
-        "{} of {} checks within tolerance, {} claims not run; {:.0} s{}",
-        checks.iter().filter(|v| v.within).count(),
-        checks.len(),
-        results.iter().filter(|r| r.not_run.is_some()).count(),
+        "{}; {:.0} s{}",
+        summary(&results),
         start.elapsed().as_secs_f64(),
         if a.judge {
             " (judged; nothing run)"
@@ -216,5 +287,70 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     match &a.against {
         Some(path) => crate::reference::against(path, &results),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claim::{Bound, Seeds};
+
+    fn results() -> Vec<ClaimResult> {
+        let v = |what: &str, rxlab, within, seeds| Verdict {
+            what: what.into(),
+            paper: 0.8,
+            rxlab,
+            tolerance: 0.1,
+            bound: Bound::About,
+            within,
+            seeds,
+        };
+        let seeds = Seeds { n: 10, within: 7, min: 0.728, max: 1.002 };
+        vec![
+            ClaimResult {
+                name: "rxbisect-fig2".into(),
+                claim: "rxBisect Fig. 2".into(),
+                verdicts: vec![
+                    v("throughput ring 4096 / ring 64", Some(0.805), true, Some(seeds)),
+                    v("a | b", None, false, None),
+                ],
+                not_run: None,
+                wall_s: 1.0,
+            },
+            ClaimResult {
+                name: "enso-fig8".into(),
+                claim: "Enso Fig. 8".into(),
+                verdicts: vec![],
+                not_run: Some("design missing (x)".into()),
+                wall_s: 0.0,
+            },
+        ]
+    }
+
+    #[test]
+    fn markdown_has_a_row_per_check_and_the_summary() {
+        let md = markdown(&results(), "run");
+        let lines: Vec<&str> = md.lines().collect();
+        assert_eq!(lines[0], format!("<!-- rxlab {}, run -->", crate::build::VERSION));
+        assert_eq!(lines[1..3].join("\n"), MARKDOWN_HEADER);
+        assert_eq!(
+            lines[3],
+            "| rxbisect-fig2 | throughput ring 4096 / ring 64 | 0.800 | 0.805 | within (±10 %); 7 of 10 seeds within, 0.728-1.002 |"
+        );
+        assert_eq!(lines[4], "| rxbisect-fig2 | a \\| b | 0.800 | - | MISS (±10 %) |");
+        assert_eq!(lines[5], "| enso-fig8 | Enso Fig. 8 |  |  | not run: design missing (x) |");
+        assert_eq!(lines[7], "1 of 2 checks within tolerance, 1 claims not run");
+        assert_eq!(table(&results()).lines().count(), 4);
+    }
+
+    #[test]
+    fn splice_replaces_only_the_table() {
+        let (b, e) = MARKERS;
+        let page = format!("# Title, between `{e}` and `{b}`\n\n{b}\nold\n{e}\n\nprose\n");
+        let spliced = format!("# Title, between `{e}` and `{b}`\n\n{b}\nnew\n{e}\n\nprose\n");
+        assert_eq!(splice(&page, "new\n").unwrap(), spliced);
+        assert_eq!(splice("", "new\n").unwrap(), "new\n");
+        assert_eq!(splice(&markdown(&results(), "run"), "new\n").unwrap(), "new\n");
+        assert!(splice("# a page\n", "new\n").unwrap_err().to_string().contains(b));
     }
 }

@@ -26,7 +26,7 @@ const RSS_GROWTH: f64 = 1.10;
 #[derive(Args, Debug)]
 pub struct SoakArgs {
     /// Simulated packets offered in all, over every design.
-    #[arg(long, default_value_t = 1_000_000_000)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u64>, default_value_t = 1_000_000_000)]
     packets: u64,
     /// Virtual time of one simulated run; rounds of runs repeat until --packets have been offered.
     #[arg(long, default_value = "20ms")]

@@ -29,7 +29,7 @@ pub struct GenArgs {
     #[arg(long, default_value = "10G", allow_hyphen_values = true)]
     rate: String,
     /// Number of packets (default 1000 unless --duration is given).
-    #[arg(long, conflicts_with = "duration")]
+    #[arg(long, value_parser = ifaces::ringsize::count::<u64>, conflicts_with = "duration")]
     count: Option<u64>,
     /// Length of the trace instead of a count, e.g. `10ms`.
     #[arg(long, allow_hyphen_values = true)]
@@ -51,13 +51,13 @@ pub struct InspectArgs {
     /// A pcap or pcapng file (Ethernet, raw IP or Linux cooked captures).
     file: PathBuf,
     /// Receive queues RSS spreads the trace over (Microsoft key, round-robin 128-entry table).
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, default_value_t = 16)]
     queues: usize,
     /// Window of the per-queue rates, e.g. `1ms` (rxBisect Figure 4 uses one second).
     #[arg(long, default_value = "1ms")]
     window: String,
     /// Number of largest flows to list.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, default_value_t = 10)]
     top: usize,
     /// Print one JSON object instead of tables.
     #[arg(long)]

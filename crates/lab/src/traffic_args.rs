@@ -15,7 +15,7 @@ pub struct TrafficArgs {
     #[arg(long, default_value = "64")]
     pub size: String,
     /// Number of flows.
-    #[arg(long, default_value_t = 1024)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, default_value_t = 1024)]
     pub flows: usize,
     /// Zipf exponent of flow popularity (default: uniform).
     #[arg(long)]
@@ -38,19 +38,19 @@ pub struct TrafficArgs {
     #[arg(long, requires = "target_queue", allow_hyphen_values = true)]
     pub target_percent: Option<f64>,
     /// Frame size of the target queue's packets (the papers use 64 B there and 1500 B elsewhere).
-    #[arg(long, requires = "target_queue")]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, requires = "target_queue")]
     pub target_size: Option<usize>,
     /// NIC ports, each with an equal share of the traffic and the queues and its own target queue
     /// (--target-queue within each port's queues) getting --target-percent of its packets: "a target core
     /// per NIC" (shRing §5.3, rxBisect §6.2) [default: 1].
-    #[arg(long, requires = "target_queue")]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, requires = "target_queue")]
     pub target_ports: Option<usize>,
     /// Pick flows so that RSS puts the same number on every queue.
     #[arg(long, conflicts_with = "target_queue")]
     pub rss_even: bool,
     /// Receive queues for --target-queue or --rss-even (default RSS key, round-robin table; `rxlab run`
     /// uses --cores when this is not given).
-    #[arg(long)]
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     pub queues: Option<usize>,
     /// TCP instead of UDP.
     #[arg(long)]

@@ -9,7 +9,7 @@ use crate::point::{self, Report};
 use anyhow::{Result, bail};
 use serde::Serialize;
 
-/// The designs compared (issue 18).
+/// The designs compared.
 pub const DESIGNS: [&str; 4] = ["privring", "rxbisect", "corec", "enso"];
 /// The profile that describes this host: `rxlab profile detect`'s, on the R640's latencies.
 const PROFILE: &str = "this-machine";

@@ -439,7 +439,7 @@ fn ndr_search_reports_its_rate_and_trials_and_bad_options_name_the_flag() {
     fails(&["run", "--rate", "max", "--ndr"], &["--rate", "--ndr", "max"]);
 }
 
-/// Host noise and trains (issue 21) reach the simulator from flags, and bad values name their flag.
+/// Host noise and trains reach the simulator from flags, and bad values name their flag.
 #[test]
 fn noise_and_trains_reach_the_run_and_bad_ones_name_the_flag() {
     let run = |duration: &str, extra: &[&str]| {

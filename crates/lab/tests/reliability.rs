@@ -1,4 +1,4 @@
-//! Interruption, size and a full disk through the real binary (issue 20): SIGINT and SIGTERM stop a
+//! Interruption, size and a full disk through the real binary: SIGINT and SIGTERM stop a
 //! command with one line saying what it kept and exit 130/143, leaving no temporary; a trace that cannot
 //! fit is refused before anything is written; a disk that fills during a write gives one line and no
 //! partial file.

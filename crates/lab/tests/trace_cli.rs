@@ -1,5 +1,5 @@
-//! `rxlab trace` end to end through the real binary: gen → inspect, and every bad input of issue 2
-//! ("Bad input"): one line on stderr naming the input and the fix, exit code 2, no panic, no partial file.
+//! `rxlab trace` end to end through the real binary: gen → inspect, and every bad input: one line on
+//! stderr naming the input and the fix, exit code 2, no panic, no partial file.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,4 +1,4 @@
-//! The per-packet cost of a design's receive path between two threads (issue 3's benchmark): this
+//! The per-packet cost of a design's receive path between two threads (`rxlab bench`): this
 //! thread plays the NIC, running the device side on 64 B frames as fast as the design takes them; a
 //! second thread runs the driver side in bursts and frees what it receives. Two floors are timed the
 //! same way with an SPSC ring (`rtrb`): one of packet pointers (handing a packet over) and one of whole

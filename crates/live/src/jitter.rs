@@ -2,7 +2,7 @@
 //! thread pinned to each CPU spins reading the clock and records every gap between two reads longer than
 //! a threshold. Each such gap is a time the CPU was taken from the thread (a timer tick, an interrupt, an
 //! SMI, another thread, the hypervisor). Its histogram is what a machine profile's host noise is made of
-//! (the simulator's `noise` module; issue 21).
+//! (the simulator's `noise` module).
 
 use crate::pin;
 use serde::Serialize;

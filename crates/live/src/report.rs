@@ -1,4 +1,4 @@
-//! What a live run reports: the numbers of issue 3's CLI, as a readable table and as JSON.
+//! What a live run reports: throughput, latency, drops and per-core costs, as a readable table and as JSON.
 
 use crate::worker::WorkerStats;
 use ifaces::Metrics;

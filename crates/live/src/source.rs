@@ -1,5 +1,5 @@
 //! The NIC thread's packet source: packets built before the run, so that producing one costs a copy
-//! and a stamp (issue 3: "pre-built packets, so generating costs little").
+//! and a stamp (pre-built packets, so generating costs little).
 //!
 //! Frames come from the synthetic generator or from a pcap. Each carries its RSS hash, computed once
 //! here as the NIC's hash unit would (Toeplitz, Microsoft key, addresses and ports), the offset of its

@@ -1,5 +1,5 @@
 //! Simulator speed: simulated packets per wall-clock second for privRing with echo on 16 cores of the
-//! R640 profile, 1500 B packets at 200 Gbps, the full model (issue 6, "Speed"). Not a test: it prints.
+//! R640 profile, 1500 B packets at 200 Gbps, the full model (`docs/performance.md`). Not a test: it prints.
 //!
 //! `cargo bench -p sim` (optionally `-- <milliseconds of virtual time>`, default 20). The machine may be
 //! shared, so the rate is given per CPU-second of this thread (from /proc/thread-self/schedstat) as

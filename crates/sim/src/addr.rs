@@ -10,8 +10,8 @@
 //!   the first time it is touched; four consecutive simulated chunks make a line. 16 bytes is the
 //!   alignment the host allocator guarantees, so which elements share a chunk never depends on where an
 //!   allocation landed, and first-touch order is itself deterministic. Objects touched in order stay
-//!   contiguous; unrelated heap objects that shared a host line no longer do, as they would not on the
-//!   papers' machines either.
+//!   contiguous; unrelated heap objects that share a host line do not share a simulated one, as they
+//!   would not on the papers' machines.
 //!
 //! Translation is a two-level table: host page -> a page of 256 chunk numbers, with
 //! the pages used last kept at hand in a small direct-mapped table (a core's step moves between a

@@ -144,7 +144,7 @@ fn by_name<T: Copy>(s: &str, names: &[&str], values: &[T], what: &str) -> Result
 }
 
 /// Where [`Policy::QlruAdaptive`]'s selectors start: which policy its follower sets use before the
-/// leaders' misses have moved them. Which runs tip depends on it (README, "What decides a tip"), and no
+/// leaders' misses have moved them. Which runs tip depends on it (docs/model.md, "The LLC"), and no
 /// measurement of a Skylake-SP L3 gives it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -67,7 +67,7 @@ pub struct SimConfig {
     pub warm_tables: bool,
     /// How long every core is away at the start of the run, ps, while packets arrive: one system-wide
     /// interruption, to find out whether a configuration is bistable, i.e. whether the backlog it leaves
-    /// pushes the server into the second state and the server stays there (README, "Two states"). 0 (the
+    /// pushes the server into the second state and the server stays there (docs/model.md, "Two states"). 0 (the
     /// default) starts every core at once. Not a model of any paper's testbed.
     pub stall_ps: u64,
 }

@@ -4,7 +4,7 @@
 //!
 //! Every agent (the arrivals, the NIC's receive pipeline and transmit engine, each core, the window and
 //! the sampler) waits for one thing at a time, so scheduling an agent again replaces its pending event:
-//! a core woken early no longer leaves its later poll behind as a stale event. The queue is a tournament tree over
+//! a core woken early leaves no later poll behind as a stale event. The queue is a tournament tree over
 //! the agents: scheduling replays one leaf-to-root path (five comparisons for the 22 agents of a
 //! 16-core run), and so does popping, deferred to the next use of the queue so that the usual pop of an
 //! agent followed by scheduling it again replays once. It never allocates after it is made.

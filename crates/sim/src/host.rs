@@ -110,7 +110,7 @@ pub const DETECTED: &[(&str, &str)] = &[
     ),
     ("cpu.llc_policy", "unknown for an arbitrary host: LRU"),
     ("ddio_ways", "the base's, at most the detected LLC's ways"),
-    ("nic.software", "the live engine's NIC is a thread on a core of its own (rxBisect §5; issue 18)"),
+    ("nic.software", "the live engine's NIC is a thread on a core of its own (rxBisect §5)"),
 ];
 
 /// A profile of `host` named `name`: cores, caches and frequency from the host; latencies, DRAM, PCIe and

@@ -19,7 +19,7 @@
 //! - [`Tail::Rare`] (the default) carries every one beyond the profile's last quantile below its longest
 //!   (sysjitter's p99.99): a Poisson number, rate x `H` x 10^-4 on average (five per core in 50 s at
 //!   1 kHz), each with its length drawn from that tail. A server tips on an interruption by chance, not by
-//!   its length alone (measured, stop 44: privRing's NAT on 16 cores, which the housekeeping core's long
+//!   its length alone (measured: privRing's NAT on 16 cores, which the housekeeping core's long
 //!   interruption tips, tipped on 11 of the 21 seeds whose longest fell before the run's last 10 ms, and
 //!   neither length nor time told which: 218 us at 14.2 ms tipped, 285 us at 14.7 ms did not), so a trial
 //!   with five chances tips more often than one with one, as the papers' privRing, which "collapses" in
@@ -29,7 +29,7 @@
 //!   trial's cost is negligible; a core within 3 % of its budget may fall behind where the real one would not.
 //! - [`Tail::Longest`] carries the longest alone, which decides a no-drop trial (a trial fails on any
 //!   overflow) and keeps each core's load as the real one's, but gives a server one chance to tip where the
-//!   trial has several (the rule until stop 45).
+//!   trial has several.
 
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp1, Poisson};

@@ -3,7 +3,7 @@
 //! prefetcher)"). They follow \[OPT\] (Intel Optimization Reference Manual, "Data Prefetching", Sandy
 //! Bridge and later cores, Skylake Server included). All four are on in the hardware unless the BIOS
 //! turns them off (Intel, "Disclosure of H/W prefetcher control on some Intel processors": MSR 0x1A4's
-//! four disable bits are 0 by default), and so in the built-in profiles since stop 43; the spatial one
+//! four disable bits are 0 by default), and so in the built-in profiles; the spatial one
 //! has its own switch (`cpu.adjacent_prefetch`, whose source says why it is on):
 //!
 //! - The L1 DCU prefetcher fetches the next line into the L1 when a load is ascending to very recently

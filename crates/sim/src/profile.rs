@@ -361,7 +361,7 @@ pub fn sources(name: &str) -> Vec<Source> {
 
 /// The share of its theoretical peak that the MLC system of [`mlc_curve`] sustained: 225.9 GB/s measured
 /// ([HW], the curve's utilisation 1) on two Xeon Platinum 8269CY with six channels each of DDR4-2666
-/// ([MLC8269]'s dmidecode; the CPU would take 2933, which rxlab assumed until stop 46), 2 x 6 x 21.33 =
+/// ([MLC8269]'s dmidecode; the CPU would take 2933), 2 x 6 x 21.33 =
 /// 256.0 GB/s theoretical. The curve's utilisation is of that measured maximum, so a profile's curve
 /// starts climbing at the same share of its own theoretical peak.
 const MLC_SUSTAINED: f64 = 225.9 / 256.0;
@@ -434,7 +434,7 @@ const SKYLAKE_SOURCES: &[Source] = &[
     (
         "cpu.llc_duel_start",
         "no measurement of a Skylake-SP L3's selectors: set dueling's neutral start, the midpoint (Qureshi \
-         et al., ISCA 2007); which runs tip depends on it (README, \"What decides a tip\")",
+         et al., ISCA 2007); which runs tip depends on it (docs/model.md, \"The LLC\")",
     ),
     ("cpu.atomic_cycles", "[AGNER] locked RMW about 18 cycles on Skylake"),
     ("cpu.transfer_cycles", "[C2C] about 50 ns core to core, in cycles at this frequency"),
@@ -449,10 +449,10 @@ const SKYLAKE_SOURCES: &[Source] = &[
         "on, as the hardware is by default (Intel's MSR 0x1A4 disclosure, bit 1; the BIOS's \"Adjacent Cache \
          Line Prefetch\"; no paper says it was turned off), and as the one number the papers give where the \
          I/O working set fits the DDIO ways says ([P2] nicmem Fig. 9): host NAT on 14 cores at ring 32 moves \
-         5 GB/s of memory traffic; rxlab's, with the papers' flows in turn and the calibrations found again \
-         either way, moves 5.2 GB/s with the L2 spatial prefetcher and 4.1 without (perf's LLC hit rate there, \
-         83 % in the paper, is 69 % with it and 75 % without). Off from stop 41 to 42, when flows drawn at \
-         random gave 7.2 and 4.4 GB/s (README, \"The L2 spatial prefetcher\")",
+         5 GB/s of memory traffic; rxlab's, with the papers' flows in turn and the calibrations made under each \
+         setting, moves 5.2 GB/s with the L2 spatial prefetcher and 4.1 without (perf's LLC hit rate there, \
+         83 % in the paper, is 69 % with it and 75 % without). With flows drawn at random instead it would \
+         give 7.2 and 4.4 GB/s (docs/model.md, \"Prefetchers\")",
     ),
 ];
 
@@ -464,8 +464,8 @@ const PCIE_TAGS: usize = 256;
 /// ("configured following NVIDIA's DPDK best performance guidelines", [P1] §6), which sets it to 1 KiB:
 /// the DPDK mlx5 guide's performance notes ("it is beneficial to set the PCI max read request parameter
 /// to 1K", `setpci ... 68.w=3XXX`) and NVIDIA's DPDK performance reports ("Change PCI MaxReadReq to
-/// 1024B for each port of each NIC"). A 1514 B transmit read is then two requests, not three. (512, as
-/// pcie-model's default, until stop 55.)
+/// 1024B for each port of each NIC"). A 1514 B transmit read is then two requests, not three (with
+/// pcie-model's default of 512 B, three).
 const CX5_MRRS: usize = 1024;
 
 /// Packet-data read requests a ConnectX-5's DMA engines keep in flight per link. No datasheet gives it;
@@ -475,8 +475,8 @@ const CX5_MRRS: usize = 1024;
 /// just within the 2061-cycle budget) privRing costs 1.04^3 x 2021 = 2273 cycles and carries 177 Gbps:
 /// 14.4 M frames/s of 1514 B over two NICs, two [`CX5_MRRS`] requests each (1024 B and 490 B), so 14.4 M
 /// requests/s per NIC, which at 1.45 us each keep 20.9 in flight. Calibrated once from that statement;
-/// every read latency and throughput the model then gives is a prediction. (32 until stop 55, from the
-/// same relation with three 512 B requests a frame: 21.6 M requests/s, 31.4 in flight.)
+/// every read latency and throughput the model then gives is a prediction. (With 512 B requests the same
+/// relation gives three requests a frame: 21.6 M requests/s, 31.4 in flight.)
 const CX5_READS: usize = 21;
 
 /// Cycles per received packet of DPDK's ice driver and the application loop on the Ensō testbed's
@@ -484,12 +484,10 @@ const CX5_READS: usize = 21;
 /// ([P4], Figure 8): "the E810 with DPDK achieves 59 Mpps with a single core" running the artifact's echo
 /// server (enso_eval `dpdk_echo.cpp`: an 8192-entry Rx ring, which DPDK 20.11's ice clamps to its 4096
 /// maximum, and bursts of 64), 52.5 cycles a packet, where rxlab's echo over privRing so configured runs
-/// 83.0 Mpps (37 cycles) with none charged. (14 until stop 36, when loads that hit the L1 came to cost a
-/// cycle, [`crate::probe`]; 21 until stop 39, when the cores' IP-stride prefetcher came to follow the
-/// driver's write-back descriptor reads from burst to burst, [`crate::prefetcher`]: 48.2 cycles with 21;
-/// 25 until stop 47, when freeing a sent mbuf came to read its second cache line,
-/// [`ifaces::BufLayout::free_read_offset`]: 53.7 Mpps with 25, 59.2 with 18, 58.1 with 19, 58.7 with 20;
-/// each time the value was found again at the same anchor.) Every other run of the
+/// 83.0 Mpps (37 cycles) with none charged. With 18 the anchor runs 59.2 Mpps (58.1 with 19, 58.7 with
+/// 20, 53.7 with 25), its loads hiding L1 hits ([`crate::probe`]), its descriptor reads followed by the
+/// IP-stride prefetcher ([`crate::prefetcher`]) and each free reading the mbuf's second cache line
+/// ([`ifaces::BufLayout::free_read_offset`]). Every other run of the
 /// profile's packetized baseline (Table 1's receive-and-increment, Figure 15's Maglev, more cores) is a
 /// prediction; `crates/sim/tests/calibration.rs` checks the anchor.
 const E810_PMD_CYCLES: u32 = 18;
@@ -520,7 +518,7 @@ const XL710_TX_FAST_FREE: bool = true;
 /// configuration with [`CX5_MRRS`] requests and [`CX5_READS`] slots (149.05 Gbps, ten seeds; 137.8 with
 /// 1010 ns and 161.5 with 700, seed 1); every other latency and throughput is a prediction (NAT at the
 /// same configuration, 149.57 Gbps, and privRing's mean read latency in shRing Fig. 2, 1.61 us against
-/// the paper's 1.45, among them). (1010 ns until stop 55, found in 512 B requests and 32 slots.)
+/// the paper's 1.45, among them).
 const SKX_READ_MISS_NS: f64 = 850.0;
 
 /// A typical core of a Linux server as sysjitter measures it ([JIT]): at each quantile the median of
@@ -656,9 +654,9 @@ const R640_SOURCES: &[Source] = &[
     ),
     (
         "nic.rx_refill",
-        "slot, rxlab's refill until stop 52 and DPDK mlx5's scalar path (`mlx5_rx_burst`); the papers' FastClick \
-         would get the vector path (`mlx5`: bulk once min(64, n/4) slots are empty), whose effect on every \
-         experiment is not yet measured (README \"Burst absorption\"), so `mlx5` is opt-in (--rx-refill)",
+        "slot, DPDK mlx5's scalar path (`mlx5_rx_burst`) and the papers' listings; the papers' FastClick \
+         would get the vector path (`mlx5`: bulk once min(64, n/4) slots are empty), which no paper says it \
+         ran (docs/model.md, \"The driver's refill\"), so `mlx5` is opt-in (--rx-refill)",
     ),
     (
         "nic.cqe_compression",
@@ -717,8 +715,8 @@ const I9_SOURCES: &[Source] = &[
     ),
     (
         "nic.rx_refill",
-        "slot, rxlab's refill until stop 52; the E810's DPDK ice vector path (`ice`: 64 at a time once more \
-         than 64 slots are empty) is opt-in (--rx-refill) until the experiments are rerun with it",
+        "slot, as DPDK's scalar paths; the E810's DPDK ice vector path (`ice`: 64 at a time once more \
+         than 64 slots are empty) is opt-in (--rx-refill; docs/model.md, \"The driver's refill\")",
     ),
     (
         "nic.reta_entries",
@@ -776,8 +774,8 @@ const SILVER4110_SOURCES: &[Source] = &[
     ),
     (
         "nic.rx_refill",
-        "slot, rxlab's refill until stop 52; DPDK i40e's vector path (`i40e`: 32 at a time once more than 32 \
-         slots are empty) is opt-in (--rx-refill) until the experiments are rerun with it",
+        "slot, as DPDK's scalar paths; DPDK i40e's vector path (`i40e`: 32 at a time once more than 32 \
+         slots are empty) is opt-in (--rx-refill; docs/model.md, \"The driver's refill\")",
     ),
     (
         "nic.reta_entries",

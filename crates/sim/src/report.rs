@@ -147,7 +147,7 @@ pub struct Accounting {
 /// The adaptive LLC policy's set dueling ([`crate::cache::Policy::QlruAdaptive`]): the share of the LLC's
 /// slices whose follower sets fill as the thrash-resistant QLRU_H11_MR161_R0_U0, which makes a
 /// DMA-written line the first victim of its DDIO set. Which runs tip depends on it while it moves
-/// (README, "What decides a tip").
+/// (docs/model.md, "The LLC").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct LlcDuel {
     /// At the start of the measurement window (the end of the warm-up).

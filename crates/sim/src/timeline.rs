@@ -1,4 +1,4 @@
-//! A run over time (issue 16): ring occupancy and throughput in equal slices of the whole run, warm-up
+//! A run over time: ring occupancy and throughput in equal slices of the whole run, warm-up
 //! included, so that a reader sees whether (and when) a run settled before its measurement window.
 
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! The engine's queueing against closed form (issue 6, "Validation"; formulas in reference/hardware.md):
+//! The engine's queueing against closed form (formulas in reference/hardware.md):
 //! Poisson arrivals, per-packet service times injected through `Probe::work` by the `service` app, privRing
 //! with bursts of one packet so that a core serves one packet at a time.
 //!

@@ -54,7 +54,7 @@ fn same_config_same_report() {
     assert_eq!(a, b);
 }
 
-/// Host noise (issue 21): a core interrupted for tens of microseconds overflows a 128-entry ring at
+/// Host noise: a core interrupted for tens of microseconds overflows a 128-entry ring at
 /// 50 Gbps of MTU frames (it fills in 31 us), and the same run without noise drops nothing; the report
 /// counts the interruptions, and a horizon brings the rare long ones into the window.
 #[test]
@@ -102,7 +102,7 @@ fn a_stall_holds_every_core_back_at_the_start() {
     assert!(run(&cfg).unwrap_err().to_string().contains("--stall"));
 }
 
-/// Workers on every core of the CPU (issue 16): one of them also runs the housekeeping, whose
+/// Workers on every core of the CPU: one of them also runs the housekeeping, whose
 /// interruptions have the long tail (sysjitter's core 2, up to 347 us), and a horizon of 50 s brings
 /// some into the run; with a core to spare, every worker has the typical core's (at most 47.5 us).
 #[test]
@@ -118,7 +118,7 @@ fn a_run_on_every_core_shares_one_with_the_housekeeping() {
     assert!(every > 184.0, "{every} us with every core working");
 }
 
-/// Flow tables start in steady state (issue 16): every core's NAT has seen each flow RSS steers to it, as
+/// Flow tables start in steady state: every core's NAT has seen each flow RSS steers to it, as
 /// after the papers' warm-up traffic, so no packet of the run creates one; without warming each flow's
 /// first packet does. COREC's cores share one queue, so each core's table holds every flow.
 #[test]
@@ -143,8 +143,8 @@ fn warmed_tables_know_every_flow_their_cores_receive() {
 
 /// COREC's workers race as Listing 2's do (003 §3.4.1): on 4 cores at 20 Gbps of 64 B frames some claim
 /// swaps lose to a worker that claimed after their load of the counter (line 21) and retry, and some
-/// tail try-locks find the lock held (line 35) and leave; the simulator's one-step-at-a-time engine
-/// used to let every swap and every try-lock win.
+/// tail try-locks find the lock held (line 35) and leave, which an engine running one core's step at a
+/// time would hide by letting every swap and every try-lock win.
 #[test]
 fn corec_workers_lose_claim_races_and_tail_try_locks() {
     let mut cfg = config(4, 20.0, 64, 200);
@@ -156,12 +156,12 @@ fn corec_workers_lose_claim_races_and_tail_try_locks() {
     assert_eq!(r.lock_wait_ns, 0.0, "a try-lock never waits: {r}");
 }
 
-/// A core's pace varies with what its packets hit in the caches (issue 21): the engine charges each
+/// A core's pace varies with what its packets hit in the caches: the engine charges each
 /// poll its own accesses, so the per-packet service time keeps that spread instead of averaging it
 /// away (forwarding MTU frames from a 4 Ki ring that leaks out of the DDIO ways: p99 over 1.5x the
-/// median and p99.9 over 3x; an averaged pace would give about 1x. Measured: p99 3.7x until stop 39,
-/// when the IP-stride prefetcher came to follow the completion reads from burst to burst, 2.0x since,
-/// with p99.9 at 3.7x).
+/// median and p99.9 over 3x; an averaged pace would give about 1x. Measured: p99 2.0x and p99.9 3.7x
+/// with the IP-stride prefetcher following the completion reads from burst to burst; 3.7x at p99
+/// without it).
 #[test]
 fn service_times_keep_their_cache_driven_spread() {
     let mut cfg = config(4, 100.0, 1518, 2000);
@@ -212,7 +212,7 @@ fn nicmem_payloads_stay_on_the_nic() {
     assert!(nm_in < 250.0 && nm_out < 250.0, "{nm_in} {nm_out}");
 }
 
-/// Completion formats (issue 16): ConnectX CQE compression engages by itself under PCIe back pressure
+/// Completion formats: ConnectX CQE compression engages by itself under PCIe back pressure
 /// and merges up to seven completions into one 64-byte mini-CQE array, so completions cost less of the
 /// link towards the host per packet; with a link to spare it stays off. Intel's 32-byte write-back
 /// costs 32 B less than a CQE per packet.

@@ -16,7 +16,7 @@ pub struct Burst {
 
 /// Trains: the sender hands its NIC `frames` packets at a time (DPDK senders call `rte_eth_tx_burst`
 /// with a burst, 32 in pktgen-dpdk and testpmd), which the NIC puts on the wire back to back at the
-/// port's `line` rate; trains start so that the mean rate is the configured one (issue 21).
+/// port's `line` rate; trains start so that the mean rate is the configured one.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Train {
