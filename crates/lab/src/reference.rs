@@ -1,8 +1,9 @@
 //! A reference run and the comparison of a new run with it (`rxlab reproduce --against FILE`): the
-//! verdict table as [`crate::reproduce::table`] prints it, read back, and for every check whether its
-//! value moved. A value moves when it leaves the reference's spread over seeds (a point run with
-//! `--trials`) or, for a one-seed value, differs by more than 1 % (or half a unit of the table's last
-//! printed digit, whichever is more); a verdict moves when it turns. A speed change must move nothing.
+//! Markdown verdict table `rxlab reproduce` writes ([`crate::reproduce::markdown`]; `docs/reproducing.md`
+//! holds the reference run's), read back, and for every check whether its value moved. A value moves when
+//! it leaves the reference's spread over seeds (a point run with `--trials`) or, for a one-seed value,
+//! differs by more than 1 % (or half a unit of the table's last printed digit, whichever is more); a
+//! verdict moves when it turns. A change that only speeds rxlab up must move nothing.
 
 use crate::claim::Verdict;
 use crate::reproduce::ClaimResult;
@@ -29,45 +30,55 @@ pub struct Reference {
     pub seeds: Option<(f64, f64)>,
 }
 
-/// Read a verdict table: every row that names a verdict; the header, comments (`#`) and other lines are
-/// skipped.
+/// The cells of a Markdown table row, `\|` kept inside its cell as `|`.
+pub fn cells(row: &str) -> Vec<String> {
+    let inner = row.trim().trim_start_matches('|').trim_end_matches('|');
+    let mut cells = vec![String::new()];
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        let cell = cells.last_mut().expect("one cell at least");
+        match c {
+            '\\' if chars.peek() == Some(&'|') => cell.extend(chars.next()),
+            '|' => cells.push(String::new()),
+            c => cell.push(c),
+        }
+    }
+    cells.into_iter().map(|c| c.trim().to_string()).collect()
+}
+
+/// Read the verdict rows of a Markdown page: every table row of five cells whose last names a verdict
+/// (`claim | check | paper | rxlab | verdict`); other lines are skipped.
 pub fn parse(text: &str) -> Result<Vec<Reference>> {
     text.lines()
         .enumerate()
-        .filter(|(_, l)| !l.starts_with('#') && (l.contains("  within (") || l.contains("  MISS (")))
-        .map(|(i, l)| row(l).with_context(|| format!("line {}: not a verdict row: {l}", i + 1)))
+        .filter(|(_, l)| l.trim_start().starts_with('|'))
+        .map(|(i, l)| (i, cells(l)))
+        .filter(|(_, c)| c.len() == 5 && (c[4].starts_with("within (") || c[4].starts_with("MISS (")))
+        .map(|(i, c)| row(&c).with_context(|| format!("line {}: not a verdict row", i + 1)))
         .collect()
 }
 
-/// One row: `claim what paper rxlab  verdict (tolerance)[; n of m seeds within, min-max]`.
-fn row(line: &str) -> Result<Reference> {
-    let (left, tail, within) = match (line.rsplit_once("  within ("), line.rsplit_once("  MISS (")) {
-        (Some((l, t)), _) => (l, t, true),
-        (None, Some((l, t))) => (l, t, false),
-        (None, None) => return Err(anyhow!("no verdict")),
-    };
-    let (rest, rx) = left.trim_end().rsplit_once(' ').ok_or_else(|| anyhow!("no rxlab value"))?;
-    let (rest, _paper) = rest.trim_end().rsplit_once(' ').ok_or_else(|| anyhow!("no paper value"))?;
-    let (claim, what) = rest.split_once(' ').ok_or_else(|| anyhow!("no check"))?;
-    let rxlab = match rx {
+/// One row's cells: claim, check, paper, rxlab, `verdict (tolerance)[; n of m seeds within, min-max]`.
+fn row(c: &[String]) -> Result<Reference> {
+    let rxlab = match c[3].as_str() {
         "-" => None,
         x => Some(x.parse().map_err(|_| anyhow!("rxlab value '{x}' is not a number"))?),
     };
-    let seeds = match tail.rsplit_once(", ") {
-        Some((_, range)) if tail.contains("seeds within") => {
+    let seeds = match c[4].rsplit_once(", ") {
+        Some((_, range)) if c[4].contains("seeds within") => {
             let (lo, hi) = range.split_once('-').ok_or_else(|| anyhow!("seed range '{range}' is not LOW-HIGH"))?;
             let num = |s: &str| s.parse::<f64>().map_err(|_| anyhow!("seed value '{s}' is not a number"));
             Some((num(lo)?, num(hi)?))
         }
         _ => None,
     };
-    Ok(Reference { claim: claim.into(), what: what.trim().into(), rxlab, within, seeds })
+    Ok(Reference { claim: c[0].clone(), what: c[1].clone(), rxlab, within: c[4].starts_with("within"), seeds })
 }
 
 /// Read the reference table in `path`.
 pub fn load(path: &Path) -> Result<Vec<Reference>> {
     let text = std::fs::read_to_string(path).with_context(|| {
-        format!("cannot read the reference {}: give a verdict table `rxlab reproduce` printed", path.display())
+        format!("cannot read the reference {}: give a page with the Markdown verdict table `rxlab reproduce` writes (verdicts.md, docs/reproducing.md)", path.display())
     })?;
     parse(&text).with_context(|| format!("reference {}", path.display()))
 }
@@ -144,12 +155,13 @@ mod tests {
     use crate::claim::Bound;
 
     const TABLE: &str = "\
-# a comment
-claim              ratio                                                                  paper     rxlab  verdict
-corec-fig5-6       mean latency per-core / shared, 4 cores, 35 Mpps (>= 1)              >=1.000     0.879  MISS (±0 %)
-enso-fig8          PCIe read metadata share, Enso, 1 core (<= 1.2 %)                    <=0.012     0.010  within (±0 %)
-shring-fig6        RxList / RxArr throughput, 1:2                                         0.670     0.710  within (±25 %); 10 of 10 seeds within, 0.701-0.719
-x                  gone                                                                   1.000         -  MISS (±5 %)
+# a page
+| claim | check | paper | rxlab | verdict |
+|---|---|---:|---:|---|
+| corec-fig5-6 | mean latency per-core / shared, 4 cores, 35 Mpps (>= 1) | >=1.000 | 0.879 | MISS (±0 %) |
+| enso-fig8 | PCIe read metadata share, Enso, 1 core (<= 1.2 %) | <=0.012 | 0.010 | within (±0 %) |
+| shring-fig6 | RxList / RxArr throughput, 1:2 | 0.670 | 0.710 | within (±25 %); 10 of 10 seeds within, 0.701-0.719 |
+| x | gone \\| away | 1.000 | - | MISS (±5 %) |
 ";
 
     fn verdict(what: &str, rxlab: f64, within: bool) -> Verdict {
@@ -165,6 +177,11 @@ x                  gone                                                         
     }
 
     #[test]
+    fn cells_keep_escaped_bars() {
+        assert_eq!(cells("| a | b \\| c | 1 |"), vec!["a", "b | c", "1"]);
+    }
+
+    #[test]
     fn rows_read_back_with_their_values_verdicts_and_seed_spreads() {
         let refs = parse(TABLE).unwrap();
         assert_eq!(refs.len(), 4);
@@ -172,8 +189,8 @@ x                  gone                                                         
         assert_eq!(refs[0].what, "mean latency per-core / shared, 4 cores, 35 Mpps (>= 1)");
         assert_eq!((refs[0].rxlab, refs[0].within, refs[0].seeds), (Some(0.879), false, None));
         assert_eq!((refs[2].rxlab, refs[2].seeds), (Some(0.71), Some((0.701, 0.719))));
-        assert_eq!((refs[3].rxlab, refs[3].within), (None, false));
-        assert!(parse("a b 1.0 x  within (±1 %)").is_err(), "a row whose value is not a number is an error");
+        assert_eq!((refs[3].what.as_str(), refs[3].rxlab, refs[3].within), ("gone | away", None, false));
+        assert!(parse("| a | b | 1.0 | x | within (±1 %) |").is_err(), "a value that is not a number is an error");
     }
 
     #[test]

@@ -37,9 +37,9 @@ pub struct ReproduceArgs {
     /// checks or the verdict table changed); a claim missing any of its points is not run.
     #[arg(long)]
     judge: bool,
-    /// Compare every check with a reference run's verdict table (e.g.
-    /// `experiments/reference/verdicts.txt`): print each value that left the reference's seed spread (a
-    /// one-seed value: 1 %) or whose verdict turned, and fail if any did.
+    /// Compare every check with a reference run's Markdown verdict table (`docs/reproducing.md` holds the
+    /// reference run's; any run's `verdicts.md` serves): print each value that left the reference's seed
+    /// spread (a one-seed value: 1 %) or whose verdict turned, and fail if any did.
     #[arg(long, value_name = "FILE")]
     against: Option<PathBuf>,
     /// Also write the verdict table as Markdown to this file (always written to `verdicts.md` in --out);

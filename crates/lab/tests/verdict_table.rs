@@ -3,27 +3,13 @@
 //! no fewer; and the README's summary of it (checks within and checks per experiment) agrees with it.
 
 use lab::experiment::Experiment;
+use lab::reference::cells;
 use lab::reproduce::{MARKDOWN_HEADER, MARKERS};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 fn root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-}
-
-/// The cells of a Markdown table row, `\|` kept inside its cell.
-fn cells(row: &str) -> Vec<String> {
-    let inner = row.trim().trim_start_matches('|').trim_end_matches('|');
-    let mut cells = vec![String::new()];
-    let mut chars = inner.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' if chars.peek() == Some(&'|') => cells.last_mut().unwrap().push(chars.next().unwrap()),
-            '|' => cells.push(String::new()),
-            c => cells.last_mut().unwrap().push(c),
-        }
-    }
-    cells.into_iter().map(|c| c.trim().to_string()).collect()
 }
 
 /// The rows of the generated table in a page: (experiment, check, verdict).
@@ -106,9 +92,4 @@ fn the_readme_summarises_the_documented_verdicts() {
         readme.contains(&format!("**{within} of {all} checks within")),
         "README.md's total is not {within} of {all}"
     );
-}
-
-#[test]
-fn cells_keep_escaped_bars() {
-    assert_eq!(cells("| a | b \\| c | 1 |"), vec!["a", "b | c", "1"]);
 }
