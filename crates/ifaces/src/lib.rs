@@ -7,6 +7,7 @@
 //!
 //! The other designs: [`shring`] (RxArr, RxList, batched RxList, dynamic), [`rxbisect`] and [`corec`],
 //! built from [`slots`], [`txset`], [`bitmap`] and [`spinlock`]; [`enso`] (streaming pipes, 004); [`nicmem`] (NIC memory, 002);
+//! [`mprq`] (ConnectX's Multi-Packet RQ, a shipping design beside the papers');
 //! [`designs`] lists them all by name.
 
 pub mod arena;
@@ -21,6 +22,7 @@ pub mod doorbell;
 pub mod enso;
 pub mod invariants;
 pub mod mbuf;
+pub mod mprq;
 pub mod nicmem;
 pub mod packet;
 pub mod pool;
@@ -48,6 +50,7 @@ pub use design::{
 };
 pub use designs::DESIGN_NAMES;
 pub use enso::{Enso, EnsoChaotic, EnsoPerPacket, EnsoPrefetch};
+pub use mprq::{Mprq, MprqConfig};
 pub use nicmem::{NicMemHost, NicMemSplit, NmNfv, NmNfvMinus};
 pub use packet::Packet;
 pub use pool::SharedPool;

@@ -267,6 +267,14 @@ proptest! {
 
     #[test]
     fn nmnfv_invariants(s in steps(4)) { run::<ifaces::NmNfv>(&small(), &s, true, |_| ()) }
+
+    /// Multi-Packet RQ with 8 strides of 64 B per WQE: packets copied (DPDK's 128 B threshold) or, with no
+    /// threshold, attached, and with CQE compression.
+    #[test]
+    fn mprq_invariants(s in steps(4), memcpy_max in prop_oneof![Just(0u32), Just(128)], compress: bool) {
+        let mprq = ifaces::MprqConfig { stride_size: 64, strides: 8, memcpy_max };
+        run::<ifaces::Mprq>(&IfaceConfig { mprq, cq: CqFormat::Cqe64 { compress }, ..small() }, &s, true, |_| ())
+    }
 }
 
 /// Two cores sharing one ring (or one rxBisect pool); core 1 polls every `slow_every` rounds, core 0 every
@@ -511,4 +519,8 @@ fn queues_name_the_descriptor_ring_they_take_buffers_from() {
     assert_eq!(rings::<Corec>(&cfg), [0, 0, 0, 0]);
     assert_eq!(rings::<PrivRing>(&cfg), [0, 1, 2, 3]);
     assert_eq!(rings::<RxBisect>(&cfg), [0, 1, 2, 3]);
+    assert_eq!(
+        rings::<ifaces::Mprq>(&IfaceConfig { mprq: ifaces::MprqConfig { strides: 8, ..Default::default() }, ..cfg }),
+        [0, 1, 2, 3]
+    );
 }

@@ -192,6 +192,18 @@ pub struct Params {
     /// Chaotic Ensō: largest gap between messages, in 64 B quanta (§7.2.3) [default: 4].
     #[arg(long)]
     pub enso_chaotic_gap: Option<u32>,
+    /// Multi-Packet RQ: bytes per stride, a power of two from 64 to 8Ki (DPDK's `mprq_log_stride_size`;
+    /// Linux mlx5e uses 64) [default: 2Ki, DPDK's].
+    #[arg(long)]
+    pub mprq_stride_size: Option<Quantity>,
+    /// Multi-Packet RQ: strides per WQE, a power of two from 8 to 64Ki and below --ring, which counts
+    /// strides (DPDK's `mprq_log_stride_num`) [default: 64, DPDK's].
+    #[arg(long)]
+    pub mprq_strides: Option<Quantity>,
+    /// Multi-Packet RQ: largest packet copied into an mbuf; larger ones are attached to the stride
+    /// (DPDK's `mprq_max_memcpy_len`) [default: 128, DPDK's].
+    #[arg(long)]
+    pub mprq_memcpy: Option<u32>,
     /// Live engine: software NIC threads, each an emulated port with its share of the traffic (split by
     /// flow), of the workers (--cores must be a multiple) and its own RSS and device side [default: 1].
     #[arg(long)]
