@@ -275,6 +275,13 @@ proptest! {
         let mprq = ifaces::MprqConfig { stride_size: 64, strides: 8, memcpy_max };
         run::<ifaces::Mprq>(&IfaceConfig { mprq, cq: CqFormat::Cqe64 { compress }, ..small() }, &s, true, |_| ())
     }
+
+    /// AF_XDP with a FILL ring per queue or one shared by every queue.
+    #[test]
+    fn afxdp_invariants(s in steps(4), shared_fill: bool) {
+        let afxdp = ifaces::AfXdpConfig { fill: RingSize::new(64).unwrap(), shared_fill, ..Default::default() };
+        run::<ifaces::AfXdp>(&IfaceConfig { afxdp, ..small() }, &s, true, |_| ())
+    }
 }
 
 /// Two cores sharing one ring (or one rxBisect pool); core 1 polls every `slow_every` rounds, core 0 every

@@ -102,6 +102,7 @@ pub fn run(a: AdviseArgs) -> Result<()> {
     }
     let enso = ifaces::enso::EnsoConfig::default();
     let mprq = ifaces::MprqConfig::default();
+    let xdp = ifaces::AfXdpConfig::default();
     let split = ifaces::nicmem::NicMemConfig::default().split_at;
     let shared_rings = a.cores.div_ceil(a.share.clamp(1, a.cores));
     let rows: Vec<(String, usize)> = vec![
@@ -120,13 +121,13 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         // Multi-Packet RQ: the ring counts strides (DPDK's nb_rx_desc); the NIC may write every posted
         // stride, up to a packet's length of it.
         (
-            format!("MPRQ, {} B strides (DPDK; {} x {ring} strides)", mprq.stride_size, a.cores),
+            format!("MPRQ, {} B strides ({} x {ring}, DPDK)", mprq.stride_size, a.cores),
             a.cores * ring * (mprq.stride_size as usize).min(BUF),
         ),
-        (
-            format!("MPRQ, {LINUX_STRIDE} B strides (Linux mlx5e; {} x {ring} strides)", a.cores),
-            a.cores * ring * LINUX_STRIDE,
-        ),
+        (format!("MPRQ, {LINUX_STRIDE} B strides ({} x {ring}, Linux)", a.cores), a.cores * ring * LINUX_STRIDE),
+        // AF_XDP: the chunks posted on the FILL rings are the ones the NIC may write (rxBisect's Ax rings).
+        (format!("AF_XDP ({} x FILL {})", a.cores, xdp.fill), a.cores * xdp.fill.len() * BUF),
+        (format!("AF_XDP, shared FILL (1 x {})", xdp.fill), xdp.fill.len() * BUF),
     ];
     println!("\nI/O working set at ring {ring} (buffers the NIC may write, {BUF} B each; MPRQ: strides):");
     for (name, bytes) in &rows {

@@ -204,6 +204,18 @@ pub struct Params {
     /// (DPDK's `mprq_max_memcpy_len`) [default: 128, DPDK's].
     #[arg(long)]
     pub mprq_memcpy: Option<u32>,
+    /// AF_XDP: bytes per UMEM chunk, 2Ki or 4Ki (aligned mode: a power of two up to the page)
+    /// [default: 4Ki, libxdp's XSK_UMEM__DEFAULT_FRAME_SIZE].
+    #[arg(long)]
+    pub afxdp_chunk: Option<Quantity>,
+    /// AF_XDP: entries of each FILL ring, a power of two of at least --burst (the RX ring is --ring)
+    /// [default: 2Ki, libxdp's XSK_RING_PROD__DEFAULT_NUM_DESCS].
+    #[arg(long)]
+    pub afxdp_fill: Option<Quantity>,
+    /// AF_XDP: one FILL ring shared by every queue, its producers serialised by a lock, instead of one
+    /// per queue [default: false].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub afxdp_shared_fill: Option<bool>,
     /// Live engine: software NIC threads, each an emulated port with its share of the traffic (split by
     /// flow), of the workers (--cores must be a multiple) and its own RSS and device side [default: 1].
     #[arg(long)]

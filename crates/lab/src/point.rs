@@ -116,6 +116,14 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
         m.strides = flag("mprq-strides", count_u32(&s.0))?;
     }
     m.memcpy_max = p.mprq_memcpy.unwrap_or(m.memcpy_max);
+    let x = &mut cfg.afxdp;
+    if let Some(s) = &p.afxdp_chunk {
+        x.chunk_size = flag("afxdp-chunk", count_u32(&s.0))?;
+    }
+    if let Some(s) = &p.afxdp_fill {
+        x.fill = flag("afxdp-fill", s.0.trim().parse::<RingSize>())?;
+    }
+    x.shared_fill = p.afxdp_shared_fill.unwrap_or(x.shared_fill);
     Ok(cfg)
 }
 

@@ -1,17 +1,18 @@
-//! Multi-Packet RQ ([`ifaces::mprq`]) under random single-threaded schedules of NIC arrivals of any size,
-//! core polls, transmissions and held packets: conservation with drop reasons, nothing delivered twice,
-//! per-queue order on the wire, byte-exact packets, and after a drain and teardown every mbuf and every
-//! MPRQ buffer back in its pool. Then the stride bookkeeping against an oracle of the NIC's packing
-//! (fillers included), the copy/attach split, the buffer release when a WQE's last packet is freed, CQE
-//! compression, and the options' errors.
+//! The shipping designs, Multi-Packet RQ ([`ifaces::mprq`]) and AF_XDP ([`ifaces::afxdp`]), under random
+//! single-threaded schedules of NIC arrivals of any size, core polls, transmissions and held packets:
+//! conservation with drop reasons, nothing delivered twice, per-queue order on the wire, byte-exact
+//! packets, and after a drain and teardown every mbuf, MPRQ buffer and UMEM chunk back in its pool. Then
+//! MPRQ's stride bookkeeping against an oracle of the NIC's packing (fillers included), the copy/attach
+//! split, the buffer release when a WQE's last packet is freed and CQE compression; AF_XDP's shared FILL
+//! ring; and both designs' option errors.
 
 #![cfg(not(loom))]
 
 use ifaces::cqring::CqFormat;
 use ifaces::probe::CountingProbe;
 use ifaces::{
-    Arena, BufLayout, CoreCtx, Design, DeviceSide, DriverSide, DropReason, Drops, IfaceConfig, Mprq, MprqConfig,
-    NoProbe, Packet, RingSize, SharedPool,
+    AfXdp, AfXdpConfig, Arena, BufLayout, CoreCtx, Design, DeviceSide, DriverSide, DropReason, Drops, IfaceConfig,
+    Mprq, MprqConfig, NoProbe, Packet, RingSize, SharedPool,
 };
 use proptest::prelude::*;
 use std::collections::{HashSet, VecDeque};
@@ -62,16 +63,16 @@ fn frame(seq: u64, queue: u16, len: usize) -> Vec<u8> {
     f
 }
 
-fn run(c: &IfaceConfig, steps: &[Step]) -> Result<(), TestCaseError> {
-    let pool = SharedPool::new(Arc::new(Arena::new("t", Mprq::buffers_needed(c), BufLayout::default()).unwrap()));
-    let (mut dev, mut drivers) = Mprq::build(c, &pool).unwrap();
+fn run<D: Design>(c: &IfaceConfig, steps: &[Step]) -> Result<(), TestCaseError> {
+    let pool = SharedPool::new(Arc::new(Arena::new("t", D::buffers_needed(c), BufLayout::default()).unwrap()));
+    let (mut dev, mut drivers) = D::build(c, &pool).unwrap();
     let cores: Vec<CoreCtx> = (0..CORES).map(|i| CoreCtx::new(i as u16, c.cache, &pool)).collect();
     let p = &mut CountingProbe { dma_wait_ns: 300, ..CountingProbe::default() };
     let (mut offered, mut drops, mut frames) = (0u64, Drops::default(), Vec::new());
     let mut held: Vec<Vec<Packet<'_>>> = (0..CORES).map(|_| Vec::new()).collect();
     let mut wire: Vec<Vec<u8>> = Vec::new();
     let mut delivered = 0u64;
-    let transmit = |dev: &mut ifaces::mprq::MprqDevice, wire: &mut Vec<Vec<u8>>, budget| {
+    let transmit = |dev: &mut D::Device, wire: &mut Vec<Vec<u8>>, budget| {
         dev.tx(&mut NoProbe::default(), &mut |f: &[u8]| wire.push(f.to_vec()), budget)
     };
     for s in steps {
@@ -148,7 +149,14 @@ proptest! {
     fn schedules_keep_the_invariants(steps in proptest::collection::vec(step(), 0..300), which in 0usize..4) {
         let c = [cfg(2048, 8, 128, false), cfg(64, 16, 128, false), cfg(256, 8, 0, false), cfg(64, 16, 96, true)][which].clone();
         let c = if which == 1 { IfaceConfig { ring: RingSize::new(512).unwrap(), ..c } } else { c };
-        run(&c, &steps)?;
+        run::<Mprq>(&c, &steps)?;
+    }
+
+    /// AF_XDP with a FILL ring per queue and with one shared FILL ring, 2 KiB and 4 KiB chunks.
+    #[test]
+    fn afxdp_schedules_keep_the_invariants(steps in proptest::collection::vec(step(), 0..300), shared_fill: bool, big: bool) {
+        let afxdp = AfXdpConfig { chunk_size: if big { 4096 } else { 2048 }, fill: RingSize::new(16).unwrap(), shared_fill };
+        run::<AfXdp>(&IfaceConfig { afxdp, ..cfg(2048, 8, 128, false) }, &steps)?;
     }
 
     /// The NIC packs packets into strides as the oracle does: each takes `ceil(len / stride_size)`
@@ -338,4 +346,51 @@ fn bad_options_name_their_option() {
     let intel = CqFormat::Wb32 { packing: ifaces::wbpack::WbPacking::NONE };
     assert_eq!(err(IfaceConfig { cq: intel, ..base.clone() }).option, "profile");
     assert!(!err(IfaceConfig { mprq: MprqConfig { strides: 3, ..base.mprq }, ..base }).to_string().contains('\n'));
+}
+
+/// With one shared FILL ring, chunks any core posted serve every queue: a core that stops polling (and
+/// so stops posting) does not starve the others, who keep the ring full; with a FILL ring per queue its
+/// queue runs dry once its own ring is used up.
+#[test]
+fn a_shared_fill_ring_serves_every_queue() {
+    for shared_fill in [false, true] {
+        let afxdp = AfXdpConfig { chunk_size: 2048, fill: RingSize::new(16).unwrap(), shared_fill };
+        let c = IfaceConfig { cores: 2, afxdp, ..cfg(2048, 8, 128, false) };
+        let pool = SharedPool::new(Arc::new(Arena::new("t", AfXdp::buffers_needed(&c), BufLayout::default()).unwrap()));
+        let (mut dev, mut drivers) = AfXdp::build(&c, &pool).unwrap();
+        let cores: Vec<CoreCtx> = (0..2).map(|i| CoreCtx::new(i, c.cache, &pool)).collect();
+        let np = &mut NoProbe::default();
+        // Core 1 polls, core 0 never does; queue 0 gets a packet for each of queue 1's.
+        let mut dropped0 = 0;
+        for i in 0..64 {
+            dropped0 += usize::from(dev.rx(np, 0, 0, &frame(2 * i, 0, 64)).is_err());
+            dev.rx(np, 1, 0, &frame(2 * i + 1, 1, 64)).unwrap();
+            let mut rx = Vec::new();
+            drivers[1].rx_burst(np, &cores[1], &mut rx, 4);
+            drop(rx);
+            dev.idle(np);
+        }
+        // Queue 0's RX ring (32) fills either way; before that, its own FILL ring of 16 ran dry.
+        assert_eq!(dropped0, if shared_fill { 64 - 32 } else { 64 - 16 }, "shared {shared_fill}");
+        while drivers[0].rx_burst(np, &cores[0], &mut Vec::new(), 8) > 0 {}
+        while drivers[1].rx_burst(np, &cores[1], &mut Vec::new(), 8) > 0 {}
+        dev.idle(np);
+        for (d, core) in drivers.iter_mut().zip(&cores) {
+            d.teardown(core);
+        }
+    }
+}
+
+#[test]
+fn afxdp_bad_options_name_their_option() {
+    let err = |afxdp: AfXdpConfig| {
+        let c = IfaceConfig { afxdp, ..cfg(2048, 8, 128, false) };
+        let pool = SharedPool::new(Arc::new(Arena::new("t", 4096, BufLayout::default()).unwrap()));
+        AfXdp::build(&c, &pool).map(|_| ()).unwrap_err()
+    };
+    let base = AfXdpConfig { fill: RingSize::new(16).unwrap(), ..AfXdpConfig::default() };
+    assert_eq!(err(AfXdpConfig { chunk_size: 1024, ..base }).option, "afxdp-chunk");
+    assert_eq!(err(AfXdpConfig { chunk_size: 3000, ..base }).option, "afxdp-chunk");
+    assert_eq!(err(AfXdpConfig { chunk_size: 8192, ..base }).option, "afxdp-chunk");
+    assert_eq!(err(AfXdpConfig { fill: RingSize::new(2).unwrap(), ..base }).option, "afxdp-fill");
 }
