@@ -27,18 +27,32 @@
 //! that work as if the NIC served the rings, so the cores' cycles here are a lower bound on AF_XDP's.
 //! The TX side keeps rxlab's Tx ring, which sends chunks from where they lie (as AF_XDP's TX and
 //! COMPLETION rings do).
+//!
+//! Copy mode (`XDP_COPY`, `zero_copy` off): the NIC receives into the kernel driver's own pages, a ring of
+//! them per queue that the page pool recycles in place, and writes a completion ([`crate::cqring`], as
+//! privRing's NIC does); the kernel, running its NAPI poll on the socket's core (busy polling), takes a
+//! chunk from the FILL ring, copies the packet into it (`xsk_rcv` -> `xsk_copy_xdp`), reposts the page and
+//! puts the descriptor on the RX ring, which the application then reads. Here the driver side does that
+//! work, so its cycles and cache traffic are charged to the core; the FILL ring is then consumed by the
+//! cores (under its lock if shared). A packet finding the FILL ring empty stays in the kernel's ring
+//! until a chunk comes, so drops happen at the NIC.
 
 // Lending a chunk to a packet (`Packet::lent`) is the one unsafe step; its SAFETY comment says why.
 #![allow(unsafe_code)]
 
 use crate::arena::{Arena, BufId, BufLayout, Owner};
 use crate::core::CoreCtx;
+use crate::cqring::{
+    Completion, CqConsumer, CqProducer, Mini, close_all, completion_ring, compression_metrics, expire_all,
+};
+use crate::desc::{DescPrefetch, DescRing};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
 use crate::mbuf::BufKind;
 use crate::packet::Packet;
 use crate::pool::{PoolCache, SharedPool};
 use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
+use crate::slots;
 use crate::spinlock::SpinLock;
 use crate::sync::{Arc, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use crate::txring::TxDriver;
@@ -64,13 +78,21 @@ pub struct AfXdpConfig {
     pub fill: RingSize,
     /// One FILL ring for every queue, its producers serialised by a lock, instead of one per queue.
     pub shared_fill: bool,
+    /// Zero-copy (`XDP_ZEROCOPY`): the NIC writes into UMEM chunks; off, the kernel copies from its own
+    /// pages (`XDP_COPY`).
+    pub zero_copy: bool,
 }
 
 impl Default for AfXdpConfig {
     /// libxdp's defaults (`xsk.h`): `XSK_UMEM__DEFAULT_FRAME_SIZE` 4096, `XSK_RING_PROD__DEFAULT_NUM_DESCS`
     /// 2048 FILL entries; a FILL ring per queue. The RX ring is `--ring`.
     fn default() -> Self {
-        AfXdpConfig { chunk_size: 4096, fill: RingSize::new(2048).expect("power of two"), shared_fill: false }
+        AfXdpConfig {
+            chunk_size: 4096,
+            fill: RingSize::new(2048).expect("power of two"),
+            shared_fill: false,
+            zero_copy: true,
+        }
     }
 }
 
@@ -104,6 +126,11 @@ impl AfXdpConfig {
     /// The UMEM's chunk layout: the headroom (its first line standing for the chunk's metadata), then data.
     fn layout(&self) -> BufLayout {
         BufLayout { kind: BufKind::Packed { stride: self.chunk_size as usize }, priv_len: HEADROOM - 64 }
+    }
+
+    /// The kernel's receive pages in copy mode: a page each, the XDP headroom first.
+    fn page_layout() -> BufLayout {
+        BufLayout { kind: BufKind::Packed { stride: 4096 }, priv_len: HEADROOM - 64 }
     }
 
     /// FILL rings: one per queue, or one.
@@ -247,6 +274,26 @@ struct DeviceQueue {
     /// Entries written and published (the producer index).
     prod: u32,
     fill: Arc<Fill>,
+    /// Copy mode: the kernel driver's ring of pages.
+    kernel: Option<KernelQueue>,
+}
+
+/// Copy mode, the NIC's side of the kernel driver's receive ring: pages it writes and completions.
+#[derive(Debug)]
+struct KernelQueue {
+    ring: Arc<DescRing>,
+    head: u32,
+    prefetch: DescPrefetch,
+    cq: CqProducer,
+}
+
+/// Copy mode, the kernel's side of it on the socket's core.
+#[derive(Debug)]
+struct KernelRx {
+    ring: Arc<DescRing>,
+    /// Pages posted (the ring's doorbell value).
+    tail: u32,
+    cq: CqConsumer,
 }
 
 /// AF_XDP's device side (the NIC and the kernel's zero-copy path together).
@@ -254,6 +301,8 @@ struct DeviceQueue {
 pub struct AfXdpDevice {
     arena: Arc<Arena>,
     umem: Arc<Umem>,
+    /// Copy mode: the kernel's receive pages.
+    pages: Option<Arc<Arena>>,
     queues: Vec<DeviceQueue>,
     tx: TxSet,
     fill_reads: u64,
@@ -276,14 +325,34 @@ pub struct AfXdpDriver {
     returned: Vec<u64>,
     fill_failures: u64,
     refills: u64,
+    /// Copy mode: the kernel's ring and pages of this queue, and bursts cut short by an empty FILL ring.
+    kernel: Option<(KernelRx, Arc<Arena>)>,
+    fill_empty: u64,
 }
 
 impl DeviceSide for AfXdpDevice {
     #[inline]
-    fn rx<P: Probe>(&mut self, p: &mut P, queue: QueueId, _hash: u32, frame: &[u8]) -> Result<(), DropReason> {
+    fn rx<P: Probe>(&mut self, p: &mut P, queue: QueueId, hash: u32, frame: &[u8]) -> Result<(), DropReason> {
         let q = &mut self.queues[usize::from(queue)];
         if frame.len() > self.umem.arena.layout().data_room() {
             return Err(DropReason::TooLong);
+        }
+        if let (Some(k), Some(pages)) = (&mut q.kernel, &self.pages) {
+            // Copy mode: the NIC receives into the kernel's next page, as privRing's does into a buffer.
+            let tail = k.ring.doorbell.read();
+            if k.head == tail {
+                return Err(DropReason::NoRxDescriptor);
+            }
+            if k.cq.is_full() {
+                return Err(DropReason::CompletionRingFull);
+            }
+            let d = k.prefetch.get(p, &k.ring, k.head, tail);
+            slots::dma_into(p, pages, d, frame)?;
+            let (slot, len) = (k.ring.size().slot(k.head), frame.len());
+            k.cq.push(p, [slot as u64 | (len as u64) << 32, u64::from(hash), 0], Some(Mini { len: len as u32, hash }));
+            k.head = k.head.wrapping_add(1);
+            expire_all(p, self.queues.iter_mut().filter_map(|q| q.kernel.as_mut().map(|k| &mut k.cq)));
+            return Ok(());
         }
         // RX ring full (the kernel's `rx_ring_full`): room is read from the consumer's index.
         if q.prod.wrapping_sub(q.rx.consumed(p)) >= q.rx.size().get() {
@@ -319,6 +388,7 @@ impl DeviceSide for AfXdpDevice {
 
     /// Publish how far the FILL rings have been read (the device has nothing else to do).
     fn idle<P: Probe>(&mut self, p: &mut P) {
+        close_all(p, self.queues.iter_mut().filter_map(|q| q.kernel.as_mut().map(|k| &mut k.cq)));
         for f in &self.umem.fills {
             f.ring.release(p, f.taken.load(Ordering::Relaxed));
         }
@@ -330,7 +400,9 @@ impl DeviceSide for AfXdpDevice {
 
     fn occupancy(&self) -> Occupancy {
         self.queues.iter().fold(Occupancy::default(), |o, q| Occupancy {
-            used: o.used + u64::from(q.prod.wrapping_sub(q.rx.consumer.0.load(Ordering::Acquire))),
+            used: o.used
+                + u64::from(q.prod.wrapping_sub(q.rx.consumer.0.load(Ordering::Acquire)))
+                + q.kernel.as_ref().map_or(0, |k| u64::from(k.cq.queued())),
             capacity: o.capacity + u64::from(q.rx.size().get()),
         })
     }
@@ -340,12 +412,16 @@ impl DeviceSide for AfXdpDevice {
     }
 
     fn metrics(&self) -> Metrics {
-        Metrics::from([("fill_line_reads".into(), self.fill_reads as f64)])
+        let mut m = Metrics::from([("fill_line_reads".into(), self.fill_reads as f64)]);
+        if self.pages.is_some() {
+            m.extend(compression_metrics(self.queues.iter().filter_map(|q| q.kernel.as_ref().map(|k| &k.cq))));
+        }
+        m
     }
 
     fn data_regions(&self) -> Vec<std::ops::Range<usize>> {
-        let a = &self.umem.arena;
-        std::iter::once(a.base_addr()..a.base_addr() + a.size()).collect()
+        let region = |a: &Arena| a.base_addr()..a.base_addr() + a.size();
+        std::iter::once(region(&self.umem.arena)).chain(self.pages.as_deref().map(region)).collect()
     }
 }
 
@@ -355,6 +431,11 @@ impl DriverSide for AfXdpDriver {
     fn rx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, out: &mut Vec<Packet<'c>>, max: usize) -> usize {
         in_phase(p, Phase::Rx, |p| {
             self.collect(p, core);
+            if self.kernel.is_some() {
+                let n = self.copy_burst(p, core, out, max);
+                self.refill(p);
+                return n;
+            }
             let n = (self.rx.ready(p, self.cons) as usize).min(max);
             if n > 0 {
                 let arena = &self.umem.arena;
@@ -397,6 +478,15 @@ impl DriverSide for AfXdpDriver {
             let fill = self.fill.clone();
             self.release_fill(&fill);
         }
+        if let Some((k, pages)) = &self.kernel {
+            // The kernel's pages go back when its queue stops.
+            for i in 0..k.ring.size().len() {
+                let addr = k.ring.desc(i).addr.load(Ordering::Relaxed) as usize;
+                let id = pages.id_of(addr).expect("a kernel page");
+                pages.transfer(id, Owner::Posted, Owner::Core);
+                pages.transfer(id, Owner::Core, Owner::Free);
+            }
+        }
         if self.umem.drivers_left.fetch_sub(1, Ordering::AcqRel) == 1 {
             for f in self.umem.fills.clone().iter().filter(|f| f.lock.is_some()) {
                 self.release_fill(f);
@@ -416,6 +506,7 @@ impl DriverSide for AfXdpDriver {
         Metrics::from([
             ("fill_failures".into(), self.fill_failures as f64),
             ("fill_refills".into(), self.refills as f64),
+            ("fill_empty".into(), self.fill_empty as f64),
             ("tx_full_drops".into(), self.tx.full_drops() as f64),
             ("doorbells".into(), self.tx.doorbell_writes() as f64),
         ])
@@ -423,6 +514,57 @@ impl DriverSide for AfXdpDriver {
 }
 
 impl AfXdpDriver {
+    /// Copy mode: the kernel's NAPI poll in busy-poll mode on this core (`xsk_rcv` -> `xsk_copy_xdp`),
+    /// then the application's read of the RX ring: per completion, a chunk from the FILL ring, the packet
+    /// copied from the page into it, the page reposted in place, the RX descriptor written and read.
+    fn copy_burst<'c, P: Probe>(
+        &mut self,
+        p: &mut P,
+        core: &'c CoreCtx,
+        out: &mut Vec<Packet<'c>>,
+        max: usize,
+    ) -> usize {
+        let Some((k, pages)) = &mut self.kernel else { return 0 };
+        let (arena, size) = (&self.umem.arena, k.ring.size());
+        let mut n = 0;
+        while n < max && k.cq.ready() {
+            let Some(addr) = take_fill(p, &self.fill) else {
+                self.fill_empty += 1;
+                break;
+            };
+            let at = size.slot(k.cq.consumed());
+            let (slot, len) = match k.cq.poll(p).expect("a ready completion") {
+                Completion::Full([w0, _hash, _]) => ((w0 & 0xffff_ffff) as usize, (w0 >> 32) as u32),
+                Completion::Mini(m) => (at, m.len),
+            };
+            let page_addr = k.ring.desc(slot).addr.load(Ordering::Relaxed) as usize;
+            let page = pages.id_of(page_addr).expect("a kernel page");
+            let id = arena.id_of(addr as usize).expect("a FILL entry points outside the UMEM");
+            arena.transfer(id, Owner::Posted, Owner::Core);
+            p.touch(page_addr, len as usize, Access::Read);
+            p.touch(addr as usize, len as usize, Access::Write);
+            let ptr = NonNull::new(addr as *mut u8).expect("arena memory is not null");
+            // SAFETY: as in the zero-copy path: the chunk, taken from the FILL ring and now held by this
+            // core, is this packet's alone until its token comes back.
+            let mut pkt = unsafe { Packet::lent(core, ptr, len, arena.layout().data_room() as u32, u64::from(id.0)) };
+            pages.read_at(page, 0, len as usize, |src| pkt.copy_from_slice(src));
+            k.ring.post(p, slot, page_addr, pages.layout().data_room() as u32);
+            p.touch(self.rx.entry_addr(self.cons), 16, Access::Write);
+            p.touch(self.rx.entry_addr(self.cons), 16, Access::Read);
+            self.cons = self.cons.wrapping_add(1);
+            p.touch(arena.meta_addr(id), 64, Access::Write);
+            p.pmd_packet();
+            out.push(pkt);
+            n += 1;
+        }
+        if n > 0 {
+            k.cq.ring_doorbell(p);
+            k.tail = k.tail.wrapping_add(n as u32);
+            k.ring.doorbell.ring(p, k.tail);
+        }
+        n
+    }
+
     /// Chunks of packets freed or sent since the last call go back to the allocator.
     #[inline]
     fn collect<P: Probe>(&mut self, p: &mut P, core: &CoreCtx) {
@@ -483,6 +625,26 @@ impl AfXdpDriver {
     }
 }
 
+/// Copy mode: the kernel takes one chunk from `fill` for a packet (`xskq_cons_peek_addr`), under the
+/// ring's lock if cores share it.
+fn take_fill<P: Probe>(p: &mut P, fill: &Fill) -> Option<u64> {
+    let take = |p: &mut P| {
+        let taken = fill.taken.load(Ordering::Relaxed);
+        if fill.ring.ready(p, taken) == 0 {
+            return None;
+        }
+        p.touch(fill.ring.entry_addr(taken), 8, Access::Read);
+        let addr = fill.ring.read(taken, 0);
+        fill.taken.store(taken.wrapping_add(1), Ordering::Relaxed);
+        fill.ring.release(p, taken.wrapping_add(1));
+        Some(addr)
+    };
+    match &fill.lock {
+        Some(lock) => lock.with(p, take),
+        None => take(p),
+    }
+}
+
 /// The AF_XDP design.
 #[derive(Debug)]
 pub struct AfXdp;
@@ -530,11 +692,40 @@ impl Design for AfXdp {
         });
         let (mut tx, tx_drivers) = TxSet::new(cfg);
         tx.lend_from(umem.arena.clone());
+        let pages = match a.zero_copy {
+            true => None,
+            false => Some(Arc::new(
+                Arena::new("kernel pages", (cfg.cores * cfg.ring.len()) as u32, AfXdpConfig::page_layout())
+                    .map_err(|e| ConfigError::new("ring", e.to_string()))?,
+            )),
+        };
         let (mut queues, mut drivers) = (Vec::with_capacity(cfg.cores), Vec::with_capacity(cfg.cores));
         for (core, tx) in tx_drivers.into_iter().enumerate() {
             let rx = Arc::new(XskRing::new(cfg.ring, 2));
             let fill = umem.fills[if a.shared_fill { 0 } else { core }].clone();
-            queues.push(DeviceQueue { rx: rx.clone(), prod: 0, fill: fill.clone() });
+            let (kernel, kernel_rx) = match &pages {
+                None => (None, None),
+                Some(pages) => {
+                    // The kernel driver's ring, each slot its own page for the run (the page pool recycles
+                    // a page in place once its packet is copied out).
+                    let ring = Arc::new(DescRing::new(cfg.ring));
+                    let np = &mut NoProbe::default();
+                    for i in 0..cfg.ring.len() {
+                        let id = BufId((core * cfg.ring.len() + i) as u32);
+                        pages.take_free(id, core as u16);
+                        pages.transfer(id, Owner::Core, Owner::Posted);
+                        ring.post(np, i, pages.data_addr(id), pages.layout().data_room() as u32);
+                    }
+                    ring.doorbell.ring(np, cfg.ring.get());
+                    let (cq_dev, cq) = completion_ring(cfg.ring, cfg.cq);
+                    let prefetch = DescPrefetch::new(cfg.prefetch);
+                    (
+                        Some(KernelQueue { ring: ring.clone(), head: 0, prefetch, cq: cq_dev }),
+                        Some((KernelRx { ring, tail: cfg.ring.get(), cq }, pages.clone())),
+                    )
+                }
+            };
+            queues.push(DeviceQueue { rx: rx.clone(), prod: 0, fill: fill.clone(), kernel });
             let mut d = AfXdpDriver {
                 umem: umem.clone(),
                 rx,
@@ -546,6 +737,8 @@ impl Design for AfXdp {
                 returned: Vec::new(),
                 fill_failures: 0,
                 refills: 0,
+                kernel: kernel_rx,
+                fill_empty: 0,
             };
             // Fill the FILL ring before the socket starts (xdpsock, DPDK's `reserve_fill_queue` at setup).
             d.refill(&mut NoProbe::default());
@@ -555,7 +748,7 @@ impl Design for AfXdp {
             d.refills = 0;
             drivers.push(d);
         }
-        let device = AfXdpDevice { arena: pool.arena().clone(), umem, queues, tx, fill_reads: 0 };
+        let device = AfXdpDevice { arena: pool.arena().clone(), umem, pages, queues, tx, fill_reads: 0 };
         Ok((device, drivers))
     }
 }
@@ -701,19 +894,31 @@ mod loom_tests {
 
     /// The device delivers three packets into one core's two-entry RX ring, taking chunks from its
     /// two-entry FILL ring, while the core receives them, sends them from the UMEM and refills: every
-    /// chunk hand-off, the RX and FILL indices, and the Tx ring's lent chunks under all interleavings.
+    /// chunk hand-off, the RX and FILL indices, and the Tx ring's lent chunks under all interleavings
+    /// (zero-copy mode).
     #[test]
     fn nic_and_core() {
+        model(true);
+    }
+
+    /// The same in copy mode: the NIC's page ring and completions, the core taking chunks from the FILL
+    /// ring it also fills.
+    #[test]
+    fn nic_and_core_in_copy_mode() {
+        model(false);
+    }
+
+    fn model(zero_copy: bool) {
         const PACKETS: u8 = 3;
         let mut builder = loom::model::Builder::new();
         builder.preemption_bound = Some(2);
-        builder.check(|| {
+        builder.check(move || {
             let cfg = IfaceConfig {
                 ring: RingSize::new(2).unwrap(),
                 tx_ring: RingSize::new(4).unwrap(),
                 cache: 1,
                 burst: 1,
-                afxdp: AfXdpConfig { chunk_size: 2048, fill: RingSize::new(2).unwrap(), shared_fill: false },
+                afxdp: AfXdpConfig { chunk_size: 2048, fill: RingSize::new(2).unwrap(), shared_fill: false, zero_copy },
                 ..IfaceConfig::default()
             };
             let pool = SharedPool::new(Arc::new(

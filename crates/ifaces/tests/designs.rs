@@ -276,10 +276,10 @@ proptest! {
         run::<ifaces::Mprq>(&IfaceConfig { mprq, cq: CqFormat::Cqe64 { compress }, ..small() }, &s, true, |_| ())
     }
 
-    /// AF_XDP with a FILL ring per queue or one shared by every queue.
+    /// AF_XDP with a FILL ring per queue or one shared by every queue, zero-copy or copy mode.
     #[test]
-    fn afxdp_invariants(s in steps(4), shared_fill: bool) {
-        let afxdp = ifaces::AfXdpConfig { fill: RingSize::new(64).unwrap(), shared_fill, ..Default::default() };
+    fn afxdp_invariants(s in steps(4), shared_fill: bool, zero_copy: bool) {
+        let afxdp = ifaces::AfXdpConfig { fill: RingSize::new(64).unwrap(), shared_fill, zero_copy, ..Default::default() };
         run::<ifaces::AfXdp>(&IfaceConfig { afxdp, ..small() }, &s, true, |_| ())
     }
 }

@@ -152,11 +152,13 @@ proptest! {
         run::<Mprq>(&c, &steps)?;
     }
 
-    /// AF_XDP with a FILL ring per queue and with one shared FILL ring, 2 KiB and 4 KiB chunks.
+    /// AF_XDP with a FILL ring per queue and with one shared FILL ring, 2 KiB and 4 KiB chunks, zero-copy
+    /// and copy mode (whose NIC completions may be compressed).
     #[test]
-    fn afxdp_schedules_keep_the_invariants(steps in proptest::collection::vec(step(), 0..300), shared_fill: bool, big: bool) {
-        let afxdp = AfXdpConfig { chunk_size: if big { 4096 } else { 2048 }, fill: RingSize::new(16).unwrap(), shared_fill };
-        run::<AfXdp>(&IfaceConfig { afxdp, ..cfg(2048, 8, 128, false) }, &steps)?;
+    fn afxdp_schedules_keep_the_invariants(steps in proptest::collection::vec(step(), 0..300), shared_fill: bool, big: bool, zero_copy: bool, compress: bool) {
+        let afxdp = AfXdpConfig { chunk_size: if big { 4096 } else { 2048 }, fill: RingSize::new(16).unwrap(), shared_fill, zero_copy };
+        let afxdp_cfg = IfaceConfig { afxdp, ..cfg(2048, 8, 128, compress) };
+        run::<AfXdp>(&afxdp_cfg, &steps)?;
     }
 
     /// The NIC packs packets into strides as the oracle does: each takes `ceil(len / stride_size)`
@@ -354,7 +356,7 @@ fn bad_options_name_their_option() {
 #[test]
 fn a_shared_fill_ring_serves_every_queue() {
     for shared_fill in [false, true] {
-        let afxdp = AfXdpConfig { chunk_size: 2048, fill: RingSize::new(16).unwrap(), shared_fill };
+        let afxdp = AfXdpConfig { chunk_size: 2048, fill: RingSize::new(16).unwrap(), shared_fill, zero_copy: true };
         let c = IfaceConfig { cores: 2, afxdp, ..cfg(2048, 8, 128, false) };
         let pool = SharedPool::new(Arc::new(Arena::new("t", AfXdp::buffers_needed(&c), BufLayout::default()).unwrap()));
         let (mut dev, mut drivers) = AfXdp::build(&c, &pool).unwrap();

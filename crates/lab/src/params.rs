@@ -216,6 +216,10 @@ pub struct Params {
     /// per queue [default: false].
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub afxdp_shared_fill: Option<bool>,
+    /// AF_XDP: copy mode (`XDP_COPY`): the NIC receives into the kernel's pages and the kernel, polling
+    /// on the socket's core, copies each packet into a FILL chunk [default: false, zero-copy].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub afxdp_copy: Option<bool>,
     /// Live engine: software NIC threads, each an emulated port with its share of the traffic (split by
     /// flow), of the workers (--cores must be a multiple) and its own RSS and device side [default: 1].
     #[arg(long)]

@@ -124,6 +124,7 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
         x.fill = flag("afxdp-fill", s.0.trim().parse::<RingSize>())?;
     }
     x.shared_fill = p.afxdp_shared_fill.unwrap_or(x.shared_fill);
+    x.zero_copy = !p.afxdp_copy.unwrap_or(!x.zero_copy);
     Ok(cfg)
 }
 

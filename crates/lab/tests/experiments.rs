@@ -290,6 +290,9 @@ fn design_options_reach_the_design_and_bad_ones_name_the_flag() {
         );
         assert!(reads > 0.0, "shared {shared}");
     }
+    // Copy mode: the NIC writes completions for the kernel's pages, which only copy mode has.
+    let copy = ["--iface", "afxdp", "--afxdp-copy", "--afxdp-fill", "256", "--cores", "2"];
+    assert!(sim_device_metric(&[&copy[..], &["--duration", "50us", "--warmup", "10us"]].concat(), "cqe_minis") >= 0.0);
     fails(&["run", "--engine", "sim", "--iface", "afxdp", "--afxdp-chunk", "3000"], &["--afxdp-chunk"]);
     fails(&["run", "--engine", "sim", "--iface", "afxdp", "--afxdp-fill", "1000"], &["--afxdp-fill"]);
 }
