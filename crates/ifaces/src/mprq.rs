@@ -8,7 +8,9 @@
 //! remaining strides makes the NIC close it with a *filler* CQE that consumes them (Linux `en_rx.c`
 //! `mpwrq_is_filler_cqe`; DPDK `MLX5_MPRQ_FILLER_MASK`) and start the next. The NIC reads one WQE per
 //! `strides` strides, so descriptor fetches and RQ doorbells fall by that factor; with small strides
-//! (Linux mlx5e's default 64 B, `MLX5_MPWRQ_LOG_STRIDE_SIZE` 6) packets lie densely as in Ensō's pipes.
+//! (64 B: Linux mlx5e's `MLX5_MPWRQ_DEF_LOG_STRIDE_SZ` where a packet need not fit one stride, 256 B with
+//! CQE compression; for a standard MTU mlx5e picks strides of a whole packet buffer,
+//! `mlx5e_mpwqe_get_log_stride_size`) packets lie densely as in Ensō's pipes.
 //!
 //! The driver is DPDK's mlx5 PMD with `mprq_en=1` (`mlx5_rx_burst_mprq`): a packet of at most
 //! `memcpy_max` bytes (`mprq_max_memcpy_len`, default 128) is copied into an mbuf of the application's

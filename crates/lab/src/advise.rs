@@ -11,8 +11,9 @@ use sim::Profile;
 const BUF: usize = 1500;
 /// The vendor-enforced minimum Ax ring (001 §4.5: 64 on NVIDIA NICs).
 const AX_MIN: usize = 64;
-/// Linux mlx5e's Striding RQ stride (`MLX5_MPWRQ_LOG_STRIDE_SIZE` 6 in `en.h`): a ring of strides then
-/// holds as many small packets as strides, and a 1500 B packet takes 24 of them.
+/// Linux mlx5e's smallest Striding RQ stride (`MLX5_MPWRQ_DEF_LOG_STRIDE_SZ`, used where a packet need not
+/// fit one stride): a ring of strides then holds as many small packets as strides, and a 1500 B packet
+/// takes 24 of them.
 const LINUX_STRIDE: usize = 64;
 
 /// Arguments of `rxlab advise`.
@@ -124,7 +125,7 @@ pub fn run(a: AdviseArgs) -> Result<()> {
             format!("MPRQ, {} B strides ({} x {ring}, DPDK)", mprq.stride_size, a.cores),
             a.cores * ring * (mprq.stride_size as usize).min(BUF),
         ),
-        (format!("MPRQ, {LINUX_STRIDE} B strides ({} x {ring}, Linux)", a.cores), a.cores * ring * LINUX_STRIDE),
+        (format!("MPRQ, {LINUX_STRIDE} B strides ({} x {ring})", a.cores), a.cores * ring * LINUX_STRIDE),
         // AF_XDP: the chunks posted on the FILL rings are the ones the NIC may write (rxBisect's Ax rings).
         (format!("AF_XDP ({} x FILL {})", a.cores, xdp.fill), a.cores * xdp.fill.len() * BUF),
         (format!("AF_XDP, shared FILL (1 x {})", xdp.fill), xdp.fill.len() * BUF),

@@ -193,7 +193,7 @@ pub struct Params {
     #[arg(long)]
     pub enso_chaotic_gap: Option<u32>,
     /// Multi-Packet RQ: bytes per stride, a power of two from 64 to 8Ki (DPDK's `mprq_log_stride_size`;
-    /// Linux mlx5e uses 64) [default: 2Ki, DPDK's].
+    /// Linux mlx5e's smallest is 64) [default: 2Ki, DPDK's].
     #[arg(long)]
     pub mprq_stride_size: Option<Quantity>,
     /// Multi-Packet RQ: strides per WQE, a power of two from 8 to 64Ki and below --ring, which counts
