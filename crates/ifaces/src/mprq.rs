@@ -85,7 +85,9 @@ pub struct MprqConfig {
 
 impl Default for MprqConfig {
     /// DPDK's mlx5 defaults (`mlx5_defs.h`): `MLX5_MPRQ_DEFAULT_LOG_STRIDE_SIZE` 11 (2 KiB),
-    /// `MLX5_MPRQ_DEFAULT_LOG_STRIDE_NUM` 6 (64 strides), `MLX5_MPRQ_MEMCPY_DEFAULT_LEN` 128.
+    /// `MLX5_MPRQ_DEFAULT_LOG_STRIDE_NUM` 6 (64 strides), `MLX5_MPRQ_MEMCPY_DEFAULT_LEN` 128. The mlx5
+    /// guide of earlier releases documents 16 strides ("The default value is 4 which is 16 strides per a
+    /// buffer", `mlx5.rst`, `mprq_log_stride_num`).
     fn default() -> Self {
         MprqConfig { stride_size: 2048, strides: 64, memcpy_max: 128 }
     }
