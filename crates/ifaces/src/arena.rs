@@ -318,6 +318,29 @@ impl Arena {
         f(unsafe { std::slice::from_raw_parts(self.data_addr(id) as *const u8, len) })
     }
 
+    /// The buffer whose data room holds `addr`, and the offset of `addr` in it: where a packet that is a
+    /// slice of a larger buffer lies (an MPRQ stride, [`crate::mprq`]).
+    pub fn locate(&self, addr: usize) -> Option<(BufId, usize)> {
+        let off = addr.checked_sub(self.base_addr() + self.offsets.data)?;
+        let (index, within) = (off / self.stride, off % self.stride);
+        (index < self.count as usize && within < self.layout.data_room()).then_some((BufId(index as u32), within))
+    }
+
+    /// Read `len` bytes at `offset` in the data room of `id`, a buffer that is not free, for an agent the
+    /// design's protocol lets read them: a core reading a stride whose completion it has acquired, or the
+    /// device sending a slice a core queued for transmission. Nothing may write those bytes meanwhile:
+    /// the device writes only strides it has not completed, and a stride is not written again before the
+    /// buffer has been released by every packet in it and reposted ([`crate::mprq`]).
+    #[inline]
+    pub fn read_at<R>(&self, id: BufId, offset: usize, len: usize, f: impl FnOnce(&[u8]) -> R) -> R {
+        let len = len.min(self.layout.data_room().saturating_sub(offset));
+        debug_assert_ne!(self.owner(id), Owner::Free, "{}: read of free buffer {}", self.name, id.0);
+        // SAFETY: in range (`data_addr` checks the id, `len` is clamped to the room after `offset`); by the
+        // protocol above no agent writes these bytes while they are read, and no `&mut` to them exists
+        // (cores reach them only through read-only slices or packets lent over other strides).
+        f(unsafe { std::slice::from_raw_parts((self.data_addr(id) + offset) as *const u8, len) })
+    }
+
     /// Count buffers by owner: `[free, core, posted, tx]`. Used by the end-of-run invariant.
     pub fn census(&self) -> [u32; 4] {
         let mut c = [0u32; 4];

@@ -167,6 +167,10 @@ pub struct IfaceConfig {
     pub enso: crate::enso::EnsoConfig,
     /// nicmem: NIC memory capacity and header split offset (002 §4-5).
     pub nicmem: crate::nicmem::NicMemConfig,
+    /// Multi-Packet RQ: stride size, strides per WQE, memcpy threshold ([`crate::mprq`]).
+    pub mprq: crate::mprq::MprqConfig,
+    /// AF_XDP: chunk size, FILL ring size, shared or per-queue FILL ring ([`crate::afxdp`]).
+    pub afxdp: crate::afxdp::AfXdpConfig,
     /// How the NIC writes completion entries ([`crate::cqring`]): ConnectX 64-byte CQEs, with or
     /// without CQE compression, or Intel's 32-byte write-back; the simulator sets it from the machine
     /// profile. Compression engages only under PCIe back pressure, so the live engine never sees it.
@@ -213,6 +217,8 @@ impl Default for IfaceConfig {
             ax_policy: crate::rxbisect::AxPolicy::default(),
             enso: crate::enso::EnsoConfig::default(),
             nicmem: crate::nicmem::NicMemConfig::default(),
+            mprq: crate::mprq::MprqConfig::default(),
+            afxdp: crate::afxdp::AfXdpConfig::default(),
             cq: crate::cqring::CqFormat::Cqe64 { compress: false },
             rx_refill: crate::refill::RxRefill::PerSlot,
             tx_full: crate::txring::TxFull::Drop,

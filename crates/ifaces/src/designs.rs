@@ -21,6 +21,8 @@ pub const DESIGN_NAMES: &[&str] = &[
     crate::nicmem::NicMemSplit::NAME,
     crate::nicmem::NmNfvMinus::NAME,
     crate::nicmem::NmNfv::NAME,
+    crate::mprq::Mprq::NAME,
+    crate::afxdp::AfXdp::NAME,
 ];
 
 /// The error for a name that is not in [`DESIGN_NAMES`].
@@ -101,6 +103,14 @@ macro_rules! with_design {
             }
             n if n == <$crate::nicmem::NmNfv as $crate::Design>::NAME => {
                 type $d = $crate::nicmem::NmNfv;
+                Ok($body)
+            }
+            n if n == <$crate::mprq::Mprq as $crate::Design>::NAME => {
+                type $d = $crate::mprq::Mprq;
+                Ok($body)
+            }
+            n if n == <$crate::afxdp::AfXdp as $crate::Design>::NAME => {
+                type $d = $crate::afxdp::AfXdp;
                 Ok($body)
             }
             other => Err($crate::designs::unknown_design(other)),

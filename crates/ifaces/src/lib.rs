@@ -7,8 +7,11 @@
 //!
 //! The other designs: [`shring`] (RxArr, RxList, batched RxList, dynamic), [`rxbisect`] and [`corec`],
 //! built from [`slots`], [`txset`], [`bitmap`] and [`spinlock`]; [`enso`] (streaming pipes, 004); [`nicmem`] (NIC memory, 002);
+//! [`mprq`] (ConnectX's Multi-Packet RQ) and [`afxdp`] (AF_XDP with a shared UMEM), shipping designs beside
+//! the papers';
 //! [`designs`] lists them all by name.
 
+pub mod afxdp;
 pub mod arena;
 pub mod bitmap;
 pub mod core;
@@ -21,6 +24,7 @@ pub mod doorbell;
 pub mod enso;
 pub mod invariants;
 pub mod mbuf;
+pub mod mprq;
 pub mod nicmem;
 pub mod packet;
 pub mod pool;
@@ -41,6 +45,7 @@ pub mod wbpack;
 mod loom_tests;
 
 pub use crate::core::{CoreCtx, CoreId};
+pub use afxdp::{AfXdp, AfXdpConfig};
 pub use arena::{Arena, BufId, BufLayout, Owner};
 pub use corec::Corec;
 pub use design::{
@@ -48,6 +53,7 @@ pub use design::{
 };
 pub use designs::DESIGN_NAMES;
 pub use enso::{Enso, EnsoChaotic, EnsoPerPacket, EnsoPrefetch};
+pub use mprq::{Mprq, MprqConfig};
 pub use nicmem::{NicMemHost, NicMemSplit, NmNfv, NmNfvMinus};
 pub use packet::Packet;
 pub use pool::SharedPool;

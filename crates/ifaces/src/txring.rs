@@ -10,6 +10,11 @@
 //! `tx_rs_thresh` = 32 descriptors), and the device then writes its 4-byte head index to host memory
 //! (Intel's Tx head write-back). Software frees the buffers of sent packets on its next transmit call,
 //! as DPDK drivers do, and so holds up to one threshold's worth of sent buffers.
+//!
+//! A packet may also be a slice of memory a design lent ([`Backing::Lent`]): an MPRQ stride that DPDK's
+//! mlx5 PMD attached to an mbuf as an external buffer ([`crate::mprq`]). The ring sends it from where it
+//! lies, without a copy, and gives its token back to the core when the send completes
+//! (`rte_pktmbuf_free` of an attached mbuf calls the buffer's free callback).
 
 use crate::arena::{Arena, BufId, Owner};
 use crate::core::CoreCtx;
@@ -57,8 +62,25 @@ pub fn tx_ring(size: RingSize, prefetch: PrefetchParams, full: TxFull, fast_free
     let shared = Arc::new(TxShared { ring: DescRing::new(size), head: HeadWriteBack::default(), completion_every });
     (
         TxDevice { shared: shared.clone(), head: 0, prefetch: DescPrefetch::new(prefetch) },
-        TxDriver { shared, tail: 0, reclaimed: 0, shadow: vec![BufId(0); size.len()], full, fast_free, full_drops: 0 },
+        TxDriver {
+            shared,
+            tail: 0,
+            reclaimed: 0,
+            shadow: vec![Queued::Buf(BufId(0)); size.len()],
+            full,
+            fast_free,
+            full_drops: 0,
+        },
     )
+}
+
+/// What a queued descriptor holds until its send completes.
+#[derive(Debug, Clone, Copy)]
+enum Queued {
+    /// A pool buffer, [`Owner::Tx`] meanwhile.
+    Buf(BufId),
+    /// Lent memory, whose token goes back to the core.
+    Lent(u64),
 }
 
 /// The driver's half of a Tx ring.
@@ -67,7 +89,7 @@ pub struct TxDriver {
     shared: Arc<TxShared>,
     tail: u32,
     reclaimed: u32,
-    shadow: Vec<BufId>,
+    shadow: Vec<Queued>,
     full: TxFull,
     fast_free: bool,
     full_drops: u64,
@@ -90,9 +112,13 @@ impl TxDriver {
 
     fn free_to<P: Probe>(&mut self, p: &mut P, core: &CoreCtx, head: u32) {
         while self.reclaimed != head {
-            let id = self.shadow[self.shared.ring.size().slot(self.reclaimed)];
-            core.arena().transfer(id, Owner::Tx, Owner::Core);
-            core.free_sent(p, id, self.fast_free);
+            match self.shadow[self.shared.ring.size().slot(self.reclaimed)] {
+                Queued::Buf(id) => {
+                    core.arena().transfer(id, Owner::Tx, Owner::Core);
+                    core.free_sent(p, id, self.fast_free);
+                }
+                Queued::Lent(token) => core.give_back(token),
+            }
             self.reclaimed = self.reclaimed.wrapping_add(1);
         }
     }
@@ -112,13 +138,19 @@ impl TxDriver {
             let arena = core.arena();
             let mut sent = 0;
             for pkt in pkts.drain(..fits) {
-                let Parts { backing: Backing::Buf(id), len, tail: None, .. } = pkt.into_parts() else {
-                    panic!("a Tx ring sends single pool buffers; this design lent memory it must send itself")
-                };
-                arena.transfer(id, Owner::Core, Owner::Tx);
                 let slot = size.slot(self.tail);
-                self.shared.ring.post(p, slot, arena.data_addr(id), len);
-                self.shadow[slot] = id;
+                self.shadow[slot] = match pkt.into_parts() {
+                    Parts { backing: Backing::Buf(id), len, tail: None, .. } => {
+                        arena.transfer(id, Owner::Core, Owner::Tx);
+                        self.shared.ring.post(p, slot, arena.data_addr(id), len);
+                        Queued::Buf(id)
+                    }
+                    Parts { backing: Backing::Lent(token), len, addr, tail: None } => {
+                        self.shared.ring.post(p, slot, addr, len);
+                        Queued::Lent(token)
+                    }
+                    _ => panic!("a Tx ring sends single-segment packets; this design must send two segments itself"),
+                };
                 self.tail = self.tail.wrapping_add(1);
                 sent += 1;
             }
@@ -154,11 +186,13 @@ pub struct TxDevice {
 }
 
 impl TxDevice {
-    /// Send up to `budget` queued packets to `wire`; returns how many were sent.
+    /// Send up to `budget` queued packets to `wire`, reading pool buffers from `arena` and lent slices
+    /// from `lent`; returns how many were sent.
     pub fn transmit<P: Probe, W: FnMut(&[u8])>(
         &mut self,
         p: &mut P,
         arena: &Arena,
+        lent: Option<&Arena>,
         wire: &mut W,
         budget: usize,
     ) -> usize {
@@ -170,9 +204,15 @@ impl TxDevice {
             let d = self.prefetch.get(p, &self.shared.ring, self.head, tail);
             let addr = d.addr.load(Ordering::Relaxed) as usize;
             let len = d.cap.load(Ordering::Relaxed) as usize;
-            let id = arena.id_of(addr).expect("Tx descriptor points outside the buffer arena");
             p.touch(addr, len, Access::Read);
-            arena.dma_read(id, len, &mut *wire);
+            match arena.id_of(addr) {
+                Some(id) => arena.dma_read(id, len, &mut *wire),
+                None => {
+                    let lent = lent.expect("Tx descriptor points outside the buffer arena");
+                    let (id, off) = lent.locate(addr).expect("Tx descriptor points outside the lent memory");
+                    lent.read_at(id, off, len, &mut *wire)
+                }
+            }
             self.head = self.head.wrapping_add(1);
             report |= self.head.is_multiple_of(every);
             sent += 1;

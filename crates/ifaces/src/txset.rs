@@ -4,6 +4,7 @@
 use crate::arena::Arena;
 use crate::design::IfaceConfig;
 use crate::probe::Probe;
+use crate::sync::Arc;
 use crate::txring::{TxDevice, TxDriver, tx_ring};
 
 /// Every core's Tx ring as the NIC sees them.
@@ -11,6 +12,8 @@ use crate::txring::{TxDevice, TxDriver, tx_ring};
 pub struct TxSet {
     rings: Vec<TxDevice>,
     next: usize,
+    /// Memory besides the arena that packets queued here may be slices of (MPRQ's buffers).
+    lent: Option<Arc<Arena>>,
 }
 
 impl TxSet {
@@ -19,7 +22,12 @@ impl TxSet {
     pub fn new(cfg: &IfaceConfig) -> (TxSet, Vec<TxDriver>) {
         let ring = || tx_ring(cfg.tx_ring, cfg.prefetch, cfg.tx_full, cfg.tx_fast_free);
         let (rings, drivers) = (0..cfg.cores).map(|_| ring()).unzip();
-        (TxSet { rings, next: 0 }, drivers)
+        (TxSet { rings, next: 0, lent: None }, drivers)
+    }
+
+    /// Let the rings send packets that are slices of `lent`'s buffers ([`crate::mprq`]).
+    pub fn lend_from(&mut self, lent: Arc<Arena>) {
+        self.lent = Some(lent);
     }
 
     /// Send up to `budget` packets, starting with a different core's ring each call.
@@ -36,7 +44,7 @@ impl TxSet {
             if sent >= budget {
                 break;
             }
-            sent += self.rings[(self.next + i) % n].transmit(p, arena, wire, budget - sent);
+            sent += self.rings[(self.next + i) % n].transmit(p, arena, self.lent.as_deref(), wire, budget - sent);
         }
         self.next = (self.next + 1) % n;
         sent

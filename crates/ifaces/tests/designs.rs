@@ -268,6 +268,21 @@ proptest! {
     #[test]
     fn nmnfv_invariants(s in steps(4)) { run::<ifaces::NmNfv>(&small(), &s, true, |_| ()) }
 
+    /// Multi-Packet RQ with 8 strides of 64 B per WQE: packets copied (DPDK's 128 B threshold) or, with no
+    /// threshold, attached, and with CQE compression.
+    #[test]
+    fn mprq_invariants(s in steps(4), memcpy_max in prop_oneof![Just(0u32), Just(128)], compress: bool) {
+        let mprq = ifaces::MprqConfig { stride_size: 64, strides: 8, memcpy_max };
+        run::<ifaces::Mprq>(&IfaceConfig { mprq, cq: CqFormat::Cqe64 { compress }, ..small() }, &s, true, |_| ())
+    }
+
+    /// AF_XDP with a FILL ring per queue or one shared by every queue, zero-copy or copy mode.
+    #[test]
+    fn afxdp_invariants(s in steps(4), shared_fill: bool, zero_copy: bool) {
+        let afxdp = ifaces::AfXdpConfig { fill: RingSize::new(64).unwrap(), shared_fill, zero_copy, ..Default::default() };
+        run::<ifaces::AfXdp>(&IfaceConfig { afxdp, ..small() }, &s, true, |_| ())
+    }
+
     #[test]
     fn seventh_design_invariants(s in steps(4)) { run::<seventh::Seventh>(&small(), &s, true, |_| ()) }
 }
@@ -581,4 +596,8 @@ fn queues_name_the_descriptor_ring_they_take_buffers_from() {
     assert_eq!(rings::<Corec>(&cfg), [0, 0, 0, 0]);
     assert_eq!(rings::<PrivRing>(&cfg), [0, 1, 2, 3]);
     assert_eq!(rings::<RxBisect>(&cfg), [0, 1, 2, 3]);
+    assert_eq!(
+        rings::<ifaces::Mprq>(&IfaceConfig { mprq: ifaces::MprqConfig { strides: 8, ..Default::default() }, ..cfg }),
+        [0, 1, 2, 3]
+    );
 }

@@ -11,6 +11,10 @@ use sim::Profile;
 const BUF: usize = 1500;
 /// The vendor-enforced minimum Ax ring (001 §4.5: 64 on NVIDIA NICs).
 const AX_MIN: usize = 64;
+/// Linux mlx5e's smallest Striding RQ stride (`MLX5_MPWRQ_DEF_LOG_STRIDE_SZ`, used where a packet need not
+/// fit one stride): a ring of strides then holds as many small packets as strides, and a 1500 B packet
+/// takes 24 of them.
+const LINUX_STRIDE: usize = 64;
 
 /// Arguments of `rxlab advise`.
 #[derive(Args, Debug)]
@@ -98,6 +102,8 @@ pub fn run(a: AdviseArgs) -> Result<()> {
         }
     }
     let enso = ifaces::enso::EnsoConfig::default();
+    let mprq = ifaces::MprqConfig::default();
+    let xdp = ifaces::AfXdpConfig::default();
     let split = ifaces::nicmem::NicMemConfig::default().split_at;
     let shared_rings = a.cores.div_ceil(a.share.clamp(1, a.cores));
     let rows: Vec<(String, usize)> = vec![
@@ -113,8 +119,18 @@ pub fn run(a: AdviseArgs) -> Result<()> {
             a.cores * enso.pipes_per_core * enso.pipe_size,
         ),
         (format!("nicmem (headers only, {} x {ring} x {split} B)", a.cores), a.cores * ring * split),
+        // Multi-Packet RQ: the ring counts strides (DPDK's nb_rx_desc); the NIC may write every posted
+        // stride, up to a packet's length of it.
+        (
+            format!("MPRQ, {} B strides ({} x {ring}, DPDK)", mprq.stride_size, a.cores),
+            a.cores * ring * (mprq.stride_size as usize).min(BUF),
+        ),
+        (format!("MPRQ, {LINUX_STRIDE} B strides ({} x {ring})", a.cores), a.cores * ring * LINUX_STRIDE),
+        // AF_XDP: the chunks posted on the FILL rings are the ones the NIC may write (rxBisect's Ax rings).
+        (format!("AF_XDP ({} x FILL {})", a.cores, xdp.fill), a.cores * xdp.fill.len() * BUF),
+        (format!("AF_XDP, shared FILL (1 x {})", xdp.fill), xdp.fill.len() * BUF),
     ];
-    println!("\nI/O working set at ring {ring} (buffers the NIC may write, {BUF} B each):");
+    println!("\nI/O working set at ring {ring} (buffers the NIC may write, {BUF} B each; MPRQ: strides):");
     for (name, bytes) in &rows {
         println!("  {name:<44} {:>11}  {}", mib(*bytes), fits(*bytes, ddio, llc));
     }

@@ -201,6 +201,34 @@ pub struct Params {
     #[arg(long, value_parser = ifaces::ringsize::count::<u32>)]
     #[serde(default, deserialize_with = "count")]
     pub enso_chaotic_gap: Option<u32>,
+    /// Multi-Packet RQ: bytes per stride, a power of two from 64 to 8Ki (DPDK's `mprq_log_stride_size`;
+    /// Linux mlx5e's smallest is 64) [default: 2Ki, DPDK's].
+    #[arg(long)]
+    pub mprq_stride_size: Option<Quantity>,
+    /// Multi-Packet RQ: strides per WQE, a power of two from 8 to 64Ki and below --ring, which counts
+    /// strides (DPDK's `mprq_log_stride_num`) [default: 64, DPDK's].
+    #[arg(long)]
+    pub mprq_strides: Option<Quantity>,
+    /// Multi-Packet RQ: largest packet copied into an mbuf; larger ones are attached to the stride
+    /// (DPDK's `mprq_max_memcpy_len`) [default: 128, DPDK's].
+    #[arg(long)]
+    pub mprq_memcpy: Option<u32>,
+    /// AF_XDP: bytes per UMEM chunk, 2Ki or 4Ki (aligned mode: a power of two up to the page)
+    /// [default: 4Ki, libxdp's XSK_UMEM__DEFAULT_FRAME_SIZE].
+    #[arg(long)]
+    pub afxdp_chunk: Option<Quantity>,
+    /// AF_XDP: entries of each FILL ring, a power of two of at least --burst (the RX ring is --ring)
+    /// [default: 2Ki, libxdp's XSK_RING_PROD__DEFAULT_NUM_DESCS].
+    #[arg(long)]
+    pub afxdp_fill: Option<Quantity>,
+    /// AF_XDP: one FILL ring shared by every queue, its producers serialised by a lock, instead of one
+    /// per queue [default: false].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub afxdp_shared_fill: Option<bool>,
+    /// AF_XDP: copy mode (`XDP_COPY`): the NIC receives into the kernel's pages and the kernel, polling
+    /// on the socket's core, copies each packet into a FILL chunk [default: false, zero-copy].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    pub afxdp_copy: Option<bool>,
     /// Live engine: software NIC threads, each an emulated port with its share of the traffic (split by
     /// flow), of the workers (--cores must be a multiple) and its own RSS and device side [default: 1].
     #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]

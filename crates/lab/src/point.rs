@@ -107,7 +107,30 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
     }
     e.prefetch = p.enso_prefetch.unwrap_or(e.prefetch);
     e.chaotic_gap = p.enso_chaotic_gap.unwrap_or(e.chaotic_gap);
+    let m = &mut cfg.mprq;
+    if let Some(s) = &p.mprq_stride_size {
+        m.stride_size = flag("mprq-stride-size", count_u32(&s.0))?;
+    }
+    if let Some(s) = &p.mprq_strides {
+        m.strides = flag("mprq-strides", count_u32(&s.0))?;
+    }
+    m.memcpy_max = p.mprq_memcpy.unwrap_or(m.memcpy_max);
+    let x = &mut cfg.afxdp;
+    if let Some(s) = &p.afxdp_chunk {
+        x.chunk_size = flag("afxdp-chunk", count_u32(&s.0))?;
+    }
+    if let Some(s) = &p.afxdp_fill {
+        x.fill = flag("afxdp-fill", s.0.trim().parse::<RingSize>())?;
+    }
+    x.shared_fill = p.afxdp_shared_fill.unwrap_or(x.shared_fill);
+    x.zero_copy = !p.afxdp_copy.unwrap_or(!x.zero_copy);
     Ok(cfg)
+}
+
+/// A count like `2Ki` that fits 32 bits.
+fn count_u32(s: &str) -> Result<u32, String> {
+    let n = ifaces::ringsize::parse_count(s)?;
+    u32::try_from(n).map_err(|_| format!("{n} is too large"))
 }
 
 fn traffic(p: &Params) -> Result<TrafficArgs> {

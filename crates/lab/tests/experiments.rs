@@ -286,6 +286,34 @@ fn design_options_reach_the_design_and_bad_ones_name_the_flag() {
         &["run", "--engine", "sim", "--iface", "nmnfv", "--nicmem-capacity", "lots"],
         &["--nicmem-capacity", "emulated"],
     );
+    // MPRQ: 64 B strides make 1500 B packets take 24 of them, and the ones that do not fit a WQE's
+    // remaining strides make fillers; DPDK's 2 KiB strides take one each.
+    let fillers = |stride: &str| {
+        let args = ["--iface", "mprq", "--mprq-stride-size", stride, "--mprq-strides", "64", "--ring", "4Ki"];
+        sim_device_metric(
+            &[&args[..], &["--cores", "2", "--size", "1518", "--duration", "50us", "--warmup", "10us"]].concat(),
+            "mprq_fillers",
+        )
+    };
+    assert!(fillers("64") > 0.0);
+    assert_eq!(fillers("2Ki"), 0.0);
+    fails(&["run", "--engine", "sim", "--iface", "mprq", "--mprq-strides", "2Ki"], &["--mprq-strides", "--ring"]);
+    fails(&["run", "--engine", "sim", "--iface", "mprq", "--mprq-stride-size", "100"], &["--mprq-stride-size"]);
+    fails(&["run", "--engine", "sim", "--iface", "mprq", "--mprq-memcpy", "4096"], &["--mprq-memcpy"]);
+    // AF_XDP: the device reads FILL entries a line at a time, from a ring per queue or a shared one.
+    for shared in ["false", "true"] {
+        let args = ["--iface", "afxdp", "--afxdp-shared-fill", shared, "--afxdp-chunk", "2Ki", "--afxdp-fill", "256"];
+        let reads = sim_device_metric(
+            &[&args[..], &["--cores", "2", "--duration", "50us", "--warmup", "10us"]].concat(),
+            "fill_line_reads",
+        );
+        assert!(reads > 0.0, "shared {shared}");
+    }
+    // Copy mode: the NIC writes completions for the kernel's pages, which only copy mode has.
+    let copy = ["--iface", "afxdp", "--afxdp-copy", "--afxdp-fill", "256", "--cores", "2"];
+    assert!(sim_device_metric(&[&copy[..], &["--duration", "50us", "--warmup", "10us"]].concat(), "cqe_minis") >= 0.0);
+    fails(&["run", "--engine", "sim", "--iface", "afxdp", "--afxdp-chunk", "3000"], &["--afxdp-chunk"]);
+    fails(&["run", "--engine", "sim", "--iface", "afxdp", "--afxdp-fill", "1000"], &["--afxdp-fill"]);
 }
 
 #[test]
