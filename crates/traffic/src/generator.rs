@@ -2,7 +2,7 @@
 //!
 //! Construction does the expensive work once: it chooses the flows ([`crate::steer`]) and builds one
 //! header template per flow ([`crate::template`]), both shared with the process's other generators of the
-//! same flows ([`crate::chosen`]), and the samplers for flows and sizes. [`Generator::next_packet`]
+//! same flows (`chosen.rs`), and the samplers for flows and sizes. [`Generator::next_packet`]
 //! then draws a group, a flow and a size, copies the template into the caller's buffer, stamps it and
 //! advances the pacer: no allocation, no parsing.
 
