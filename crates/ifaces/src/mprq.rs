@@ -719,53 +719,14 @@ mod loom_tests {
     }
 
     fn model(memcpy_max: u32) {
-        const PACKETS: u8 = 5;
-        let mut builder = loom::model::Builder::new();
-        builder.preemption_bound = Some(2);
-        builder.check(move || {
-            let cfg = IfaceConfig {
-                ring: RingSize::new(4).unwrap(),
-                tx_ring: RingSize::new(8).unwrap(),
-                cache: 1,
-                burst: 2,
-                mprq: MprqConfig { stride_size: 64, strides: 2, memcpy_max },
-                ..IfaceConfig::default()
-            };
-            let pool = SharedPool::new(Arc::new(
-                Arena::new("loom", Mprq::buffers_needed(&cfg), BufLayout::default()).unwrap(),
-            ));
-            let (mut dev, mut drivers) = Mprq::build(&cfg, &pool).unwrap();
-            let mut drv = drivers.pop().unwrap();
-            let pool2 = pool.clone();
-            let core = loom::thread::spawn(move || {
-                let core = CoreCtx::new(0, 1, &pool2);
-                let p = &mut NoProbe::new();
-                let (mut got, mut rx) = (0, Vec::new());
-                while got < usize::from(PACKETS) {
-                    got += drv.rx_burst(p, &core, &mut rx, 2);
-                    drv.tx_burst(p, &core, &mut rx);
-                    loom::thread::yield_now();
-                }
-                drop(rx);
-                (drv, core)
-            });
-            let p = &mut NoProbe::new();
-            let (mut sent, mut out) = (0, Vec::new());
-            while sent < PACKETS {
-                match dev.rx(p, 0, 0, &[sent; 60]) {
-                    Ok(()) => sent += 1,
-                    Err(_) => loom::thread::yield_now(),
-                }
-            }
-            while out.len() < usize::from(PACKETS) {
-                dev.tx(p, &mut |f: &[u8]| out.push(f[0]), 2);
-                loom::thread::yield_now();
-            }
-            assert_eq!(out, (0..PACKETS).collect::<Vec<_>>());
-            let (mut drv, core) = core.join().unwrap();
-            drv.teardown(&core);
-            drop(core);
-            assert_eq!(pool.arena().census()[0], pool.arena().count());
-        });
+        let cfg = IfaceConfig {
+            ring: RingSize::new(4).unwrap(),
+            tx_ring: RingSize::new(8).unwrap(),
+            cache: 1,
+            burst: 2,
+            mprq: MprqConfig { stride_size: 64, strides: 2, memcpy_max },
+            ..IfaceConfig::default()
+        };
+        crate::loom_tests::echo::<Mprq>(cfg, 5);
     }
 }

@@ -525,7 +525,6 @@ mod tests {
 #[cfg(all(test, loom))]
 mod loom_tests {
     use super::*;
-    use crate::arena::BufLayout;
     use crate::ringsize::RingSize;
 
     /// The NIC thread delivers and transmits while a core receives, reposts and transmits: descriptor
@@ -544,55 +543,15 @@ mod loom_tests {
     }
 
     fn model(rx_refill: RxRefill, packets: u8) {
-        let mut builder = loom::model::Builder::new();
-        builder.preemption_bound = Some(2);
-        builder.check(move || {
-            let cfg = IfaceConfig {
-                ring: RingSize::new(2).unwrap(),
-                // Room for every packet: the NIC thread transmits only once it has delivered them all.
-                tx_ring: RingSize::new(u64::from(packets).next_power_of_two()).unwrap(),
-                cache: 1,
-                burst: 2,
-                rx_refill,
-                ..IfaceConfig::default()
-            };
-            let pool = SharedPool::new(Arc::new(
-                Arena::new("loom", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap(),
-            ));
-            let (mut dev, mut drivers) = PrivRing::build(&cfg, &pool).unwrap();
-            let mut drv = drivers.pop().unwrap();
-            let pool2 = pool.clone();
-            let core = loom::thread::spawn(move || {
-                let core = CoreCtx::new(0, 1, &pool2);
-                let p = &mut NoProbe::new();
-                let mut got = 0;
-                let mut rx = Vec::new();
-                while got < usize::from(packets) {
-                    got += drv.rx_burst(p, &core, &mut rx, 2);
-                    drv.tx_burst(p, &core, &mut rx);
-                    loom::thread::yield_now();
-                }
-                drop(rx);
-                (drv, core)
-            });
-            let p = &mut NoProbe::new();
-            let mut sent = 0;
-            let mut out = Vec::new();
-            while sent < packets {
-                match dev.rx(p, 0, 0, &[sent; 60]) {
-                    Ok(()) => sent += 1,
-                    Err(_) => loom::thread::yield_now(),
-                }
-            }
-            while out.len() < usize::from(packets) {
-                dev.tx(p, &mut |f: &[u8]| out.push(f[0]), 2);
-                loom::thread::yield_now();
-            }
-            assert_eq!(out, (0..packets).collect::<Vec<_>>());
-            let (mut drv, core) = core.join().unwrap();
-            drv.teardown(&core);
-            drop(core);
-            assert_eq!(pool.arena().census()[0], pool.arena().count());
-        });
+        let cfg = IfaceConfig {
+            ring: RingSize::new(2).unwrap(),
+            // Room for every packet: the NIC thread transmits only once it has delivered them all.
+            tx_ring: RingSize::new(u64::from(packets).next_power_of_two()).unwrap(),
+            cache: 1,
+            burst: 2,
+            rx_refill,
+            ..IfaceConfig::default()
+        };
+        crate::loom_tests::echo::<PrivRing>(cfg, packets);
     }
 }
