@@ -357,6 +357,12 @@ pub struct Params {
     /// Simulator: arrival process [default: paced].
     #[arg(long, value_enum)]
     pub arrivals: Option<Arrivals>,
+    /// Simulator: end the warm-up as soon as the run has settled (MSER-5 over its ring occupancy, cycles
+    /// per packet and DRAM bandwidth, judged from 5 ms on; sim/src/settle.rs), --warmup being the
+    /// longest, then measure for --duration; not with --noise-horizon [default: false].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settle: Option<bool>,
     /// Simulator: seed of its own random streams (Poisson gaps, host noise) [default: 1].
     #[arg(long)]
     pub sim_seed: Option<u64>,

@@ -227,6 +227,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 ("--noise-horizon", p.noise_horizon.is_some()),
                 ("--noise-tail", p.noise_tail.is_some()),
                 ("--stall", p.stall.is_some()),
+                ("--settle", p.settle.is_some()),
             ]
             .into_iter()
             .filter_map(|(name, set)| set.then_some(name))
@@ -305,6 +306,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 },
                 duration_ps: (warmup + duration_v).as_nanos() as u64 * 1000,
                 warmup_ps: warmup.as_nanos() as u64 * 1000,
+                settle: p.settle.unwrap_or(false),
                 seed: *get(&p.sim_seed, "sim-seed")?,
                 noise: *get(&p.noise, "noise")?,
                 noise_horizon_ps: optional_ps(&p.noise_horizon, "noise-horizon")?,

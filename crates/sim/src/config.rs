@@ -51,8 +51,13 @@ pub struct SimConfig {
     pub arrivals: Arrivals,
     /// Virtual time during which traffic is offered, ps (the run then drains).
     pub duration_ps: u64,
-    /// Start of the measurement window, ps (counters before it are discarded).
+    /// Start of the measurement window, ps (counters before it are discarded); with `settle`, the
+    /// latest start.
     pub warmup_ps: u64,
+    /// Whether the run ends its warm-up as soon as it has settled ([`crate::settle`], MSER-5), at most
+    /// `warmup_ps` in, and then measures for `duration_ps - warmup_ps`; `false` warms up for exactly
+    /// `warmup_ps`.
+    pub settle: bool,
     /// Seed of the simulator's own random streams (arrival gaps, host noise); the traffic has its own.
     pub seed: u64,
     /// Whether cores are interrupted as the profile's host noise says ([`crate::noise`]).
@@ -92,6 +97,7 @@ impl Default for SimConfig {
             arrivals: Arrivals::Paced,
             duration_ps: 1_000_000_000,
             warmup_ps: 100_000_000,
+            settle: false,
             seed: 1,
             noise: true,
             noise_horizon_ps: None,
@@ -160,6 +166,14 @@ impl SimConfig {
                 "noise-horizon",
                 "the noise horizon is the real time a run stands for; give at least the run's length, warm-up \
                  and measured duration together"
+                    .into(),
+            );
+        }
+        if self.settle && self.noise_horizon_ps.is_some() {
+            return bad(
+                "settle",
+                "a noise horizon spreads its rare interruptions over the whole run, warm-up included, as over the \
+                 real trial, so the run's length must be fixed up front; drop --settle or --noise-horizon"
                     .into(),
             );
         }

@@ -37,10 +37,11 @@ use crate::probe::{Agent, SimProbe, Step};
 use crate::profile::Profile;
 use crate::progress::{Part, Progress};
 use crate::report::{
-    Accounting, Cycles, DescriptorWait, HitRates, LlcDuel, MemBw, MissesPerPacket, PcieDir, PcieReport, SimReport,
-    ratio,
+    Accounting, Cycles, DescriptorWait, HitRates, LlcDuel, MemBw, MissesPerPacket, PcieDir, PcieReport, SettleReport,
+    SimReport, ratio,
 };
 use crate::sampler::{PERIOD_PS, Sampler};
+use crate::settle::{OBSERVE_PS, Observation, Settle};
 use crate::stages::{Point, StageClock};
 use crate::timeline::Timeline;
 use apps::App;
@@ -126,6 +127,9 @@ struct Counters {
     busy_ps: [u64; Phase::ALL.len()],
     idle_ps: u64,
     occupancy: (f64, u64),
+    /// Occupancy samples of the whole run (summed, count), and the cores' busy time in it, ps.
+    occupancy_all: (f64, u64),
+    busy_all_ps: u64,
     rx_events: u64,
     /// Interruptions that started in the window: count, summed and longest length (ps).
     noise: (u64, u64, u64),
@@ -134,6 +138,7 @@ struct Counters {
 impl Counters {
     /// Count a core step that did work, if it started in the window.
     fn charge(&mut self, win: &Window, t: u64, step: &Step) {
+        self.busy_all_ps += step.phase_ps.iter().sum::<u64>();
         if win.contains(t) {
             for (b, p) in self.busy_ps.iter_mut().zip(step.phase_ps) {
                 *b += p;
@@ -150,6 +155,7 @@ impl Counters {
 
     /// Count a core's spin on a full Tx ring from `from` to `to` as transmit time, within the window.
     fn spin(&mut self, win: &Window, from: u64, to: u64) {
+        self.busy_all_ps += to - from;
         self.busy_ps[Phase::Tx as usize] += win.overlap(from, to);
     }
 }
@@ -166,6 +172,36 @@ impl Window {
     /// Length of the overlap of [a, b) with the window.
     fn overlap(&self, a: u64, b: u64) -> u64 {
         b.min(self.1).saturating_sub(a.max(self.0))
+    }
+}
+
+/// The whole-run counters a settling run is observed by ([`crate::settle`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Observed {
+    occupancy: (f64, u64),
+    busy_ps: u64,
+    delivered: u64,
+    dram_bytes: u64,
+}
+
+impl Observed {
+    fn at(c: &Counters, m: &Machine) -> Observed {
+        Observed {
+            occupancy: c.occupancy_all,
+            busy_ps: c.busy_all_ps,
+            delivered: c.delivered,
+            dram_bytes: m.mem.dram.moved,
+        }
+    }
+
+    /// The observation of the [`OBSERVE_PS`] since `last`, with cores of `cycle_ps` ps per cycle.
+    fn since(&self, last: &Observed, cycle_ps: f64) -> Observation {
+        let packets = (self.delivered - last.delivered) as f64;
+        Observation {
+            occupancy: ratio(self.occupancy.0 - last.occupancy.0, (self.occupancy.1 - last.occupancy.1) as f64),
+            cycles: ratio((self.busy_ps - last.busy_ps) as f64 / cycle_ps, packets),
+            dram: (self.dram_bytes - last.dram_bytes) as f64 / (OBSERVE_PS as f64 / 1e12),
+        }
     }
 }
 
@@ -284,9 +320,9 @@ pub fn run_design<D: Design, A: App>(
     let mut nic = Nic::new(profile);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     let mut q = Queue::new(cores);
-    let win = Window(cfg.warmup_ps, cfg.duration_ps);
+    let mut win = Window(cfg.warmup_ps, cfg.duration_ps);
     let mut c = Counters { polls: vec![0; cores], ..Counters::default() };
-    let late_ps = cfg.duration_ps + residual_ps(cfg.duration_ps);
+    let mut late_ps = cfg.duration_ps + residual_ps(cfg.duration_ps);
     let mut hist = LatencyHistogram::new();
     let mut stages = StageClock::default();
     let mut service = LatencyHistogram::new();
@@ -322,7 +358,8 @@ pub fn run_design<D: Design, A: App>(
     let mut poisson_t = 0u64;
     let mut arrivals_done = false;
     let mut stamp_at = None;
-    let mut next_packet = |source: &mut Generator,
+    let mut next_packet = |win: &Window,
+                           source: &mut Generator,
                            frame: &mut FrameBuf,
                            c: &mut Counters,
                            check: &mut DeliveryCheck,
@@ -338,7 +375,7 @@ pub fn run_design<D: Design, A: App>(
                 t
             }
         };
-        if arrival >= cfg.duration_ps {
+        if arrival >= win.1 {
             return None;
         }
         let at = *stamp_at.get_or_insert_with(|| {
@@ -361,7 +398,7 @@ pub fn run_design<D: Design, A: App>(
     let land_ps = |m: &Machine, len: usize| m.pcie.wire_ps(m.pcie.write_wire(len as u64)) + m.pcie.write_latency_ps();
     let mut upcoming = None;
     let mut stamp_off = 0;
-    if let Some((u, at)) = next_packet(&mut source, &mut frame, &mut c, &mut check, &mut wire_order) {
+    if let Some((u, at)) = next_packet(&win, &mut source, &mut frame, &mut c, &mut check, &mut wire_order) {
         q.push(u.at, Event::Arrival);
         upcoming = Some(u);
         stamp_off = at;
@@ -377,29 +414,59 @@ pub fn run_design<D: Design, A: App>(
     if PERIOD_PS < cfg.duration_ps {
         q.push(PERIOD_PS, Event::Sample);
     }
-    let (mut snapshot, mut duel_at_start) = (None, None);
+    // With `settle`, the run is observed until its warm-up ends ([`crate::settle`]).
+    let mut settle = cfg.settle.then(|| (Settle::default(), Observed::default()));
+    if settle.is_some() {
+        q.push(OBSERVE_PS, Event::Observe);
+    }
+    let (mut snapshot, mut duel_at_start, mut started, mut settled_at) = (None, None, false, None);
     let cell = Cell::new(0u64);
 
     progress.enter(Part::Warmup);
     while let Some((t, ev)) = q.pop() {
         m.mem.dram.set_clock(t);
-        if t > cfg.duration_ps + DRAIN_LIMIT_PS {
+        if t > win.1 + DRAIN_LIMIT_PS {
             break;
         }
         match ev {
-            Event::WindowStart => {
+            Event::WindowStart if !started => {
+                started = true;
                 progress.enter(Part::Measurement);
                 m.reset_counters();
                 duel_at_start = m.mem.llc_followers_mr161();
             }
-            Event::WindowEnd => {
+            // A settled run's window starts when it settles and ends a measured duration later; the
+            // events scheduled for the longest warm-up find it so.
+            Event::WindowStart => {}
+            Event::WindowEnd if t == win.1 && snapshot.is_none() => {
                 progress.enter(Part::Drain);
                 snapshot = Some(Snapshot::take(&m));
+            }
+            Event::WindowEnd => {}
+            Event::Observe => {
+                let Some((rule, last)) = settle.as_mut() else { continue };
+                let now = Observed::at(&c, &m);
+                if !started && rule.observe(now.since(last, m.cycle_ps_f)) {
+                    // Settled: the window opens now and lasts the measured duration.
+                    win = Window(t, t + (cfg.duration_ps - cfg.warmup_ps));
+                    late_ps = win.1 + residual_ps(win.1);
+                    started = true;
+                    progress.enter(Part::Measurement);
+                    m.reset_counters();
+                    duel_at_start = m.mem.llc_followers_mr161();
+                    // The window's events move with it (an agent's new event replaces its pending one).
+                    q.push(t, Event::WindowStart);
+                    q.push(win.1, Event::WindowEnd);
+                    settled_at = Some(t);
+                } else if !started && t + OBSERVE_PS < win.0 {
+                    *last = now;
+                    q.push(t + OBSERVE_PS, Event::Observe);
+                }
             }
             Event::Sample => {
                 progress.reach(t);
                 device.sample(&sampler.sample(t, c.rx_bytes, m.mem.dram.moved, &c.polls));
-                if t + PERIOD_PS < cfg.duration_ps {
+                if t + PERIOD_PS < win.1 {
                     q.push(t + PERIOD_PS, Event::Sample);
                 }
             }
@@ -418,7 +485,7 @@ pub fn run_design<D: Design, A: App>(
                         c.drops_win.add(DropReason::NicBufferFull);
                     }
                 }
-                match next_packet(&mut source, &mut frame, &mut c, &mut check, &mut wire_order) {
+                match next_packet(&win, &mut source, &mut frame, &mut c, &mut check, &mut wire_order) {
                     Some((u, _)) => {
                         q.push(u.at.max(t), Event::Arrival);
                         upcoming = Some(u);
@@ -468,6 +535,7 @@ pub fn run_design<D: Design, A: App>(
                     let o = device.occupancy();
                     let share = ratio(o.used as f64, o.capacity as f64);
                     timeline.occupancy(t, share);
+                    c.occupancy_all = (c.occupancy_all.0 + share, c.occupancy_all.1 + 1);
                     if win.contains(t) {
                         c.occupancy = (c.occupancy.0 + share, c.occupancy.1 + 1);
                     }
@@ -692,7 +760,8 @@ pub fn run_design<D: Design, A: App>(
         service_ns: service.summary(),
         latency_cdf: hist.cdf(),
         ring_occupancy: ratio(c.occupancy.0, c.occupancy.1 as f64),
-        timeline: timeline.slices(),
+        timeline: timeline.slices(win.1),
+        settle: cfg.settle.then(|| SettleReport { warmup_us: win.0 as f64 / 1e6, settled: settled_at.is_some() }),
         cycles: Cycles {
             total: per_pkt(busy),
             phases: Phase::ALL.iter().map(|p| (phase_name(*p), per_pkt(c.busy_ps[*p as usize]))).collect(),

@@ -5,7 +5,7 @@
 //! Every agent (the arrivals, the NIC's receive pipeline and transmit engine, each core, the window and
 //! the sampler) waits for one thing at a time, so scheduling an agent again replaces its pending event:
 //! a core woken early leaves no later poll behind as a stale event. The queue is a tournament tree over
-//! the agents: scheduling replays one leaf-to-root path (five comparisons for the 22 agents of a
+//! the agents: scheduling replays one leaf-to-root path (five comparisons for the 23 agents of a
 //! 16-core run), and so does popping, deferred to the next use of the queue so that the usual pop of an
 //! agent followed by scheduling it again replays once. It never allocates after it is made.
 
@@ -28,6 +28,8 @@ pub enum Event {
     WindowEnd,
     /// The design's controller gets its periodic sample.
     Sample,
+    /// A run that decides its own warm-up is observed ([`crate::settle`]).
+    Observe,
 }
 
 impl Event {
@@ -40,19 +42,20 @@ impl Event {
             Event::WindowEnd => 3,
             Event::Sample => 4,
             Event::Arrival => 5,
+            Event::Observe => 6,
             Event::Core(c) | Event::CoreTx(c) => FIXED + usize::from(c),
         }
     }
 }
 
 /// Agents other than the cores.
-const FIXED: usize = 6;
+const FIXED: usize = 7;
 /// The key of an agent with nothing pending: after every real event.
 const NONE: u128 = u128::MAX;
 /// Bits of a key that name the agent.
 const AGENT_BITS: u32 = 8;
 
-/// Most agents a queue serves (a run of up to 251 cores).
+/// Most agents a queue serves (a run of up to 249 cores).
 const MAX_AGENTS: usize = 256;
 
 /// A min-queue of events, one per agent.

@@ -36,6 +36,7 @@ pub mod profile_file;
 pub mod progress;
 pub mod report;
 pub mod sampler;
+pub mod settle;
 pub mod slices;
 pub mod stages;
 pub mod timeline;

@@ -156,6 +156,15 @@ pub struct LlcDuel {
     pub window_end: f64,
 }
 
+/// Where a run that decides its own warm-up ([`crate::SimConfig::settle`]) opened its window.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SettleReport {
+    /// The warm-up the run took, µs of virtual time.
+    pub warmup_us: f64,
+    /// Whether it settled ([`crate::settle`]); `false`: it was still moving at the longest warm-up.
+    pub settled: bool,
+}
+
 /// Everything a simulation run reports. Rates cover the measurement window only.
 #[derive(Debug, Clone, Serialize)]
 pub struct SimReport {
@@ -184,6 +193,9 @@ pub struct SimReport {
     /// Ring occupancy and throughput over the whole run, warm-up included, in
     /// [`crate::timeline::SLICES`] slices: whether the run settled.
     pub timeline: Vec<crate::timeline::Slice>,
+    /// With `settle`, where the warm-up ended.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub settle: Option<SettleReport>,
     /// Cycles per packet.
     pub cycles: Cycles,
     /// Cache hit rates.

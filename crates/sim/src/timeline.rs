@@ -52,11 +52,13 @@ impl Timeline {
         }
     }
 
-    /// The slices.
-    pub fn slices(&self) -> Vec<Slice> {
+    /// The slices that start before `end_ps` (a run that settled early ends before the timeline does).
+    pub fn slices(&self, end_ps: u64) -> Vec<Slice> {
         let secs = self.slice_ps as f64 / 1e12;
+        let n = end_ps.div_ceil(self.slice_ps) as usize;
         self.acc
             .iter()
+            .take(n)
             .enumerate()
             .map(|(i, &(occ, n, bits))| Slice {
                 t_us: (i as f64 + 0.5) * self.slice_ps as f64 / 1e6,
@@ -78,8 +80,10 @@ mod tests {
         t.occupancy(900_000, 0.4);
         t.sent(100_000, 12_304); // one 1518 B frame (1538 B with preamble and gap) in 1 µs
         t.occupancy(50_000_000, 1.0); // after the run: ignored
-        let s = t.slices();
+        let s = t.slices(40_000_000);
         assert_eq!(s.len(), SLICES);
+        // A run that ended at 10.5 µs: the slices that started before.
+        assert_eq!(t.slices(10_500_000).len(), 11);
         assert!((s[0].occupancy - 0.3).abs() < 1e-12 && (s[0].t_us - 0.5).abs() < 1e-12);
         assert!((s[0].gbps_wire - 12.304).abs() < 1e-9, "{}", s[0].gbps_wire);
         assert_eq!(s[1], Slice { t_us: 1.5, ..Slice::default() });

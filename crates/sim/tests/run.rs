@@ -431,3 +431,36 @@ fn flows_sent_in_turn_walk_the_tables_in_order() {
     assert!(random.misses_per_packet.llc > stepped.misses_per_packet.llc + 1.0, "{random}\n{stepped}");
     assert!(random.cycles.phases["app"] > stepped.cycles.phases["app"] + 200.0, "{random}\n{stepped}");
 }
+
+/// A run that decides its own warm-up (`settle`, MSER-5): one its core keeps up with settles once it can
+/// be judged (5 ms) and measures the same as the fixed warm-up; one whose ring fills opens its window only
+/// once the ring is full; a horizon's interruptions, spread over a run fixed up front, rule it out.
+#[test]
+fn a_settling_run_opens_its_window_once_steady() {
+    let wp = |gbps: f64, reads: u32, settle: bool| {
+        let mut c = config(1, gbps, 1518, 14_000);
+        c.warmup_ps = 12_000_000_000;
+        c.settle = settle;
+        c.app = "workpackage".into();
+        c.app_params = apps::AppParams::parse(&format!("reads={reads},buffer=256KiB")).unwrap();
+        run(&c).unwrap()
+    };
+    let (fixed, settled) = (wp(5.0, 8, false), wp(5.0, 8, true));
+    assert!(fixed.settle.is_none());
+    let s = settled.settle.unwrap();
+    assert!(s.settled && s.warmup_us >= 5000.0 && s.warmup_us < 12_000.0, "{s:?}");
+    assert!((settled.window_s - fixed.window_s).abs() < 1e-12);
+    assert!((settled.cycles.total / fixed.cycles.total - 1.0).abs() < 0.02, "{settled}\n{fixed}");
+    assert!(settled.timeline.len() < fixed.timeline.len());
+    // Offered more than the core serves, the ring fills over milliseconds: the window opens full.
+    let over = wp(40.0, 40, true);
+    let s = over.settle.unwrap();
+    assert!(over.ring_occupancy > 0.9, "{over}");
+    let filled = over.timeline.iter().find(|x| x.occupancy > 0.9).unwrap().t_us;
+    assert!(s.warmup_us >= filled, "{s:?} before the ring filled at {filled} us");
+
+    let mut horizon = config(1, 5.0, 1518, 1000);
+    horizon.settle = true;
+    horizon.noise_horizon_ps = Some(50_000_000_000_000);
+    assert!(matches!(run(&horizon), Err(SimError::Config { option: "settle", .. })));
+}
