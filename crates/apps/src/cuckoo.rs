@@ -259,7 +259,7 @@ impl<V: Copy> CuckooTable<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ifaces::probe::CountingProbe;
+    use ifaces::probe::{Access, CountingProbe};
     use std::collections::HashMap;
 
     fn key(i: u32) -> FlowKey {
@@ -320,5 +320,103 @@ mod tests {
         assert_eq!(p.touches[1], 1, "{:?}", p.touches);
         assert_eq!(std::mem::size_of::<ControlBlock<u32>>(), 64);
         assert_eq!(t.tables().len(), 3);
+    }
+
+    /// A probe that records each touch as (table, offset in it, length, access, load site), the load
+    /// site numbered in order of first appearance: what the simulator sees of a table whatever host
+    /// addresses it has.
+    struct Recorder {
+        tables: Vec<std::ops::Range<usize>>,
+        sites: Vec<&'static std::panic::Location<'static>>,
+        touches: Vec<(usize, usize, usize, Access, usize)>,
+    }
+
+    impl Recorder {
+        fn new<V: Copy>(t: &CuckooTable<V>) -> Recorder {
+            Recorder { tables: t.tables(), sites: Vec::new(), touches: Vec::new() }
+        }
+
+        /// FNV-1a over the recorded touches.
+        fn digest(&self) -> u64 {
+            let words = self.touches.iter().flat_map(|&(t, o, l, a, s)| [t, o, l, a as usize, s]);
+            words.fold(0xcbf2_9ce4_8422_2325, |h, w| (h ^ w as u64).wrapping_mul(0x100_0000_01b3))
+        }
+    }
+
+    impl Probe for Recorder {
+        #[track_caller]
+        fn touch(&mut self, addr: usize, len: usize, access: Access) {
+            let t = self.tables.iter().position(|r| r.contains(&addr) && addr + len <= r.end);
+            let t = t.unwrap_or_else(|| panic!("touch at {addr:#x}+{len} outside the tables {:x?}", self.tables));
+            let loc = std::panic::Location::caller();
+            let site = match self.sites.iter().position(|&s| std::ptr::eq(s, loc)) {
+                Some(s) => s,
+                None => {
+                    self.sites.push(loc);
+                    self.sites.len() - 1
+                }
+            };
+            self.touches.push((t, addr - self.tables[t].start, len, access, site));
+        }
+        fn work(&mut self, _: u32) {}
+        fn mmio_write(&mut self, _: usize, _: usize) {}
+        fn lock(&mut self, _: usize) {}
+        fn unlock(&mut self, _: usize) {}
+        fn phase(&mut self, phase: ifaces::Phase) -> ifaces::Phase {
+            phase
+        }
+        fn now_ns(&self) -> u64 {
+            0
+        }
+    }
+
+    /// Fill a table of 512 buckets to 85 % (cuckoo paths move entries), looking each key up before
+    /// inserting it, then look every key and a few absent ones up: (flows placed, lookups that hit, bucket
+    /// writes, load sites, digest of the touches).
+    fn fill(layout: Layout) -> (usize, usize, usize, usize, u64) {
+        let n = 3480;
+        let mut t = CuckooTable::<u32>::with_capacity(n, layout);
+        let mut p = Recorder::new(&t);
+        let (mut placed, mut hits) = (0, 0);
+        for i in 0..n as u32 {
+            let k = key(i);
+            assert_eq!(t.get(&mut p, &k, k.hash()), None);
+            placed += usize::from(t.insert(&mut p, k, k.hash(), i).is_ok());
+        }
+        for i in 0..n as u32 + 20 {
+            let k = key(i);
+            let v = t.get(&mut p, &k, k.hash());
+            assert!(v.is_none() || v == Some(i));
+            hits += usize::from(v.is_some());
+        }
+        let buckets = p.tables.len() - 1;
+        let writes = p.touches.iter().filter(|t| t.0 == buckets && t.3 == Access::Write).count();
+        (placed, hits, writes, p.sites.len(), p.digest())
+    }
+
+    #[test]
+    fn touches_are_those_recorded_from_the_dense_bucket_array() {
+        // Pinned values, computed with every bucket an element of a dense array. More bucket writes than
+        // flows placed are the moves along cuckoo paths.
+        for (layout, expected) in [
+            (Layout::Inline, (3480, 3480, 3639, 6, 15065317597692119091)),
+            (Layout::ControlBlock, (3480, 3480, 3639, 9, 2987689531736385935)),
+        ] {
+            assert_eq!(fill(layout), expected, "{layout:?}");
+        }
+    }
+
+    #[test]
+    fn lookups_report_each_bucket_at_its_place_in_the_bucket_range() {
+        let mut t = CuckooTable::<u32>::with_capacity(1000, Layout::Inline);
+        let k = key(7);
+        let mut p = Recorder::new(&t);
+        assert_eq!(t.get(&mut p, &k, k.hash()), None);
+        let Place { sig, primary } = t.place(k.hash());
+        let buckets = p.tables.len() - 1;
+        assert_eq!(p.tables[buckets].len(), (t.mask + 1) * 64);
+        let touched: Vec<_> = p.touches.iter().map(|&(t, offset, len, access, _)| (t, offset, len, access)).collect();
+        let bucket = |b: usize| (buckets, b * 64, 64, Access::Read);
+        assert_eq!(touched, [bucket(primary), bucket(t.alt(primary, sig))]);
     }
 }
