@@ -11,7 +11,8 @@
 //! and writes (its elements' state and the flow's last-seen time).
 
 use crate::flow::{FlowKey, HASH_WORK};
-use ifaces::Probe;
+use crate::sparse::SparseArray;
+use ifaces::{Access, Probe};
 
 /// Slots per bucket.
 const SLOTS: usize = 8;
@@ -24,15 +25,16 @@ const SIG_WORK: u32 = 4;
 /// Cycles to compare a 13-byte key.
 const KEY_WORK: u32 = 3;
 
-/// A 64-byte bucket: signatures and 1-based entry indices (0 = empty slot).
+/// A bucket's contents: signatures and 1-based entry indices (0 = empty slot). Each bucket has a
+/// 64-byte line of its own ([`SparseArray`]).
 #[derive(Debug, Clone, Copy, Default)]
-#[repr(C, align(64))]
+#[repr(C)]
 struct Bucket {
     sigs: [u16; SLOTS],
     slots: [u32; SLOTS],
 }
 
-const _: () = assert!(std::mem::size_of::<Bucket>() == 64);
+const _: () = assert!(SparseArray::<Bucket>::STRIDE == 64);
 
 /// A stored flow and its value.
 #[derive(Debug, Clone, Copy)]
@@ -80,7 +82,9 @@ pub struct TableFull;
 /// removed (the NFs keep every flow they see, up to the capacity).
 #[derive(Debug)]
 pub struct CuckooTable<V> {
-    buckets: Vec<Bucket>,
+    /// The bucket array; host memory holds only the buckets written, so a table takes memory in
+    /// proportion to the flows it holds.
+    buckets: SparseArray<Bucket>,
     entries: Vec<Entry<V>>,
     /// With [`Layout::ControlBlock`], each entry's value and last-seen time, at the entry's index.
     blocks: Option<Vec<ControlBlock<V>>>,
@@ -99,13 +103,13 @@ struct Place {
 
 impl<V: Copy> CuckooTable<V> {
     /// A table for up to `capacity` entries (at least 1) with values laid out as `layout` says. The entry
-    /// and control-block arrays are reserved, not touched, so memory is committed only as flows arrive; the
-    /// buckets (64 B per 6.8 entries) are zeroed now.
+    /// and control-block arrays are reserved, not touched, and the buckets held sparsely, so memory is
+    /// committed only as flows arrive.
     pub fn with_capacity(capacity: usize, layout: Layout) -> CuckooTable<V> {
         let capacity = capacity.clamp(1, u32::MAX as usize - 1);
         let buckets = ((capacity as f64 / SLOTS as f64 / LOAD).ceil() as usize).next_power_of_two();
         CuckooTable {
-            buckets: vec![Bucket::default(); buckets],
+            buckets: SparseArray::new(buckets),
             entries: Vec::with_capacity(capacity),
             blocks: (layout == Layout::ControlBlock).then(|| Vec::with_capacity(capacity)),
             clock: 0,
@@ -116,15 +120,10 @@ impl<V: Copy> CuckooTable<V> {
 
     /// The memory of the control blocks' and the entry array's whole capacity and of the buckets
     /// ([`crate::App::tables`]), in that order: the simulator starts the LLC with the tables written
-    /// last, and the buckets are written when the table is built while the rest is only reserved.
+    /// last, and `rte_hash` zeroes its buckets when the table is built while the rest is only reserved.
     pub fn tables(&self) -> Vec<std::ops::Range<usize>> {
         let blocks = self.blocks.iter().map(|b| crate::span(b.as_ptr(), b.capacity()));
-        blocks
-            .chain([
-                crate::span(self.entries.as_ptr(), self.entries.capacity()),
-                crate::span(self.buckets.as_ptr(), self.buckets.len()),
-            ])
-            .collect()
+        blocks.chain([crate::span(self.entries.as_ptr(), self.entries.capacity()), self.buckets.span()]).collect()
     }
 
     /// Flows stored.
@@ -151,10 +150,17 @@ impl<V: Copy> CuckooTable<V> {
         (b ^ (usize::from(sig).wrapping_mul(0x5bd1_e995) | 1)) & self.mask
     }
 
+    /// Report an access to bucket `b` (its whole line).
+    #[inline]
+    #[track_caller]
+    fn touch_bucket<P: Probe>(&self, p: &mut P, b: usize, access: Access) {
+        p.touch(self.buckets.addr(b), SparseArray::<Bucket>::STRIDE, access);
+    }
+
     /// Find `key` (whose [`FlowKey::hash`] is `hash`) in bucket `b`, reporting the bucket and entry reads.
     fn find_in<P: Probe>(&self, p: &mut P, b: usize, sig: u16, key: &FlowKey) -> Option<usize> {
-        let bucket = &self.buckets[b];
-        p.read(bucket);
+        let bucket = self.buckets.get(b);
+        self.touch_bucket(p, b, Access::Read);
         p.work(SIG_WORK);
         for s in 0..SLOTS {
             if bucket.sigs[s] == sig && bucket.slots[s] != 0 {
@@ -191,7 +197,7 @@ impl<V: Copy> CuckooTable<V> {
     }
 
     fn free_slot(&self, b: usize) -> Option<usize> {
-        self.buckets[b].slots.iter().position(|&s| s == 0)
+        self.buckets.get(b).slots.iter().position(|&s| s == 0)
     }
 
     /// Insert `key` (not present; `hash` = `key.hash()`) with `value`. Reports the bucket reads of the
@@ -206,7 +212,7 @@ impl<V: Copy> CuckooTable<V> {
         let mut len = 0;
         let mut b = pl.primary;
         for step in 0..MAX_PATH {
-            p.read(&self.buckets[b]);
+            self.touch_bucket(p, b, Access::Read);
             if let Some(s) = self.free_slot(b) {
                 path[len] = (b, s);
                 len += 1;
@@ -225,28 +231,30 @@ impl<V: Copy> CuckooTable<V> {
             };
             path[len] = (b, s);
             len += 1;
-            b = self.alt(b, self.buckets[b].sigs[s]);
+            b = self.alt(b, self.buckets.get(b).sigs[s]);
             if len == MAX_PATH {
                 return Err(TableFull);
             }
         }
-        if len == 0 || self.buckets[path[len - 1].0].slots[path[len - 1].1] != 0 {
+        if len == 0 || self.buckets.get(path[len - 1].0).slots[path[len - 1].1] != 0 {
             return Err(TableFull);
         }
         // Move occupants one step along the path, from the free end back to the start.
         for i in (1..len).rev() {
             let (from_b, from_s) = path[i - 1];
             let (to_b, to_s) = path[i];
-            let (sig, slot) = (self.buckets[from_b].sigs[from_s], self.buckets[from_b].slots[from_s]);
-            self.buckets[to_b].sigs[to_s] = sig;
-            self.buckets[to_b].slots[to_s] = slot;
-            p.write(&self.buckets[to_b]);
+            let from = self.buckets.get(from_b);
+            let to = self.buckets.get_mut(to_b);
+            to.sigs[to_s] = from.sigs[from_s];
+            to.slots[to_s] = from.slots[from_s];
+            self.touch_bucket(p, to_b, Access::Write);
         }
         let (b, s) = path[0];
         self.entries.push(Entry { key, value });
-        self.buckets[b].sigs[s] = pl.sig;
-        self.buckets[b].slots[s] = self.entries.len() as u32;
-        p.write(&self.buckets[b]);
+        let bucket = self.buckets.get_mut(b);
+        bucket.sigs[s] = pl.sig;
+        bucket.slots[s] = self.entries.len() as u32;
+        self.touch_bucket(p, b, Access::Write);
         p.write(&self.entries[self.entries.len() - 1]);
         if let Some(blocks) = &mut self.blocks {
             blocks.push(ControlBlock { value, last_seen: self.clock });
