@@ -11,7 +11,8 @@
 //! and writes (its elements' state and the flow's last-seen time).
 
 use crate::flow::{FlowKey, HASH_WORK};
-use ifaces::Probe;
+use crate::sparse::SparseArray;
+use ifaces::{Access, Probe};
 
 /// Slots per bucket.
 const SLOTS: usize = 8;
@@ -24,15 +25,16 @@ const SIG_WORK: u32 = 4;
 /// Cycles to compare a 13-byte key.
 const KEY_WORK: u32 = 3;
 
-/// A 64-byte bucket: signatures and 1-based entry indices (0 = empty slot).
+/// A bucket's contents: signatures and 1-based entry indices (0 = empty slot). Each bucket has a
+/// 64-byte line of its own ([`SparseArray`]).
 #[derive(Debug, Clone, Copy, Default)]
-#[repr(C, align(64))]
+#[repr(C)]
 struct Bucket {
     sigs: [u16; SLOTS],
     slots: [u32; SLOTS],
 }
 
-const _: () = assert!(std::mem::size_of::<Bucket>() == 64);
+const _: () = assert!(SparseArray::<Bucket>::STRIDE == 64);
 
 /// A stored flow and its value.
 #[derive(Debug, Clone, Copy)]
@@ -80,7 +82,9 @@ pub struct TableFull;
 /// removed (the NFs keep every flow they see, up to the capacity).
 #[derive(Debug)]
 pub struct CuckooTable<V> {
-    buckets: Vec<Bucket>,
+    /// The bucket array; host memory holds only the buckets written, so a table takes memory in
+    /// proportion to the flows it holds.
+    buckets: SparseArray<Bucket>,
     entries: Vec<Entry<V>>,
     /// With [`Layout::ControlBlock`], each entry's value and last-seen time, at the entry's index.
     blocks: Option<Vec<ControlBlock<V>>>,
@@ -99,13 +103,13 @@ struct Place {
 
 impl<V: Copy> CuckooTable<V> {
     /// A table for up to `capacity` entries (at least 1) with values laid out as `layout` says. The entry
-    /// and control-block arrays are reserved, not touched, so memory is committed only as flows arrive; the
-    /// buckets (64 B per 6.8 entries) are zeroed now.
+    /// and control-block arrays are reserved, not touched, and the buckets held sparsely, so memory is
+    /// committed only as flows arrive.
     pub fn with_capacity(capacity: usize, layout: Layout) -> CuckooTable<V> {
         let capacity = capacity.clamp(1, u32::MAX as usize - 1);
         let buckets = ((capacity as f64 / SLOTS as f64 / LOAD).ceil() as usize).next_power_of_two();
         CuckooTable {
-            buckets: vec![Bucket::default(); buckets],
+            buckets: SparseArray::new(buckets),
             entries: Vec::with_capacity(capacity),
             blocks: (layout == Layout::ControlBlock).then(|| Vec::with_capacity(capacity)),
             clock: 0,
@@ -116,15 +120,10 @@ impl<V: Copy> CuckooTable<V> {
 
     /// The memory of the control blocks' and the entry array's whole capacity and of the buckets
     /// ([`crate::App::tables`]), in that order: the simulator starts the LLC with the tables written
-    /// last, and the buckets are written when the table is built while the rest is only reserved.
+    /// last, and `rte_hash` zeroes its buckets when the table is built while the rest is only reserved.
     pub fn tables(&self) -> Vec<std::ops::Range<usize>> {
         let blocks = self.blocks.iter().map(|b| crate::span(b.as_ptr(), b.capacity()));
-        blocks
-            .chain([
-                crate::span(self.entries.as_ptr(), self.entries.capacity()),
-                crate::span(self.buckets.as_ptr(), self.buckets.len()),
-            ])
-            .collect()
+        blocks.chain([crate::span(self.entries.as_ptr(), self.entries.capacity()), self.buckets.span()]).collect()
     }
 
     /// Flows stored.
@@ -151,10 +150,17 @@ impl<V: Copy> CuckooTable<V> {
         (b ^ (usize::from(sig).wrapping_mul(0x5bd1_e995) | 1)) & self.mask
     }
 
+    /// Report an access to bucket `b` (its whole line).
+    #[inline]
+    #[track_caller]
+    fn touch_bucket<P: Probe>(&self, p: &mut P, b: usize, access: Access) {
+        p.touch(self.buckets.addr(b), SparseArray::<Bucket>::STRIDE, access);
+    }
+
     /// Find `key` (whose [`FlowKey::hash`] is `hash`) in bucket `b`, reporting the bucket and entry reads.
     fn find_in<P: Probe>(&self, p: &mut P, b: usize, sig: u16, key: &FlowKey) -> Option<usize> {
-        let bucket = &self.buckets[b];
-        p.read(bucket);
+        let bucket = self.buckets.get(b);
+        self.touch_bucket(p, b, Access::Read);
         p.work(SIG_WORK);
         for s in 0..SLOTS {
             if bucket.sigs[s] == sig && bucket.slots[s] != 0 {
@@ -191,7 +197,7 @@ impl<V: Copy> CuckooTable<V> {
     }
 
     fn free_slot(&self, b: usize) -> Option<usize> {
-        self.buckets[b].slots.iter().position(|&s| s == 0)
+        self.buckets.get(b).slots.iter().position(|&s| s == 0)
     }
 
     /// Insert `key` (not present; `hash` = `key.hash()`) with `value`. Reports the bucket reads of the
@@ -206,7 +212,7 @@ impl<V: Copy> CuckooTable<V> {
         let mut len = 0;
         let mut b = pl.primary;
         for step in 0..MAX_PATH {
-            p.read(&self.buckets[b]);
+            self.touch_bucket(p, b, Access::Read);
             if let Some(s) = self.free_slot(b) {
                 path[len] = (b, s);
                 len += 1;
@@ -225,28 +231,30 @@ impl<V: Copy> CuckooTable<V> {
             };
             path[len] = (b, s);
             len += 1;
-            b = self.alt(b, self.buckets[b].sigs[s]);
+            b = self.alt(b, self.buckets.get(b).sigs[s]);
             if len == MAX_PATH {
                 return Err(TableFull);
             }
         }
-        if len == 0 || self.buckets[path[len - 1].0].slots[path[len - 1].1] != 0 {
+        if len == 0 || self.buckets.get(path[len - 1].0).slots[path[len - 1].1] != 0 {
             return Err(TableFull);
         }
         // Move occupants one step along the path, from the free end back to the start.
         for i in (1..len).rev() {
             let (from_b, from_s) = path[i - 1];
             let (to_b, to_s) = path[i];
-            let (sig, slot) = (self.buckets[from_b].sigs[from_s], self.buckets[from_b].slots[from_s]);
-            self.buckets[to_b].sigs[to_s] = sig;
-            self.buckets[to_b].slots[to_s] = slot;
-            p.write(&self.buckets[to_b]);
+            let from = self.buckets.get(from_b);
+            let to = self.buckets.get_mut(to_b);
+            to.sigs[to_s] = from.sigs[from_s];
+            to.slots[to_s] = from.slots[from_s];
+            self.touch_bucket(p, to_b, Access::Write);
         }
         let (b, s) = path[0];
         self.entries.push(Entry { key, value });
-        self.buckets[b].sigs[s] = pl.sig;
-        self.buckets[b].slots[s] = self.entries.len() as u32;
-        p.write(&self.buckets[b]);
+        let bucket = self.buckets.get_mut(b);
+        bucket.sigs[s] = pl.sig;
+        bucket.slots[s] = self.entries.len() as u32;
+        self.touch_bucket(p, b, Access::Write);
         p.write(&self.entries[self.entries.len() - 1]);
         if let Some(blocks) = &mut self.blocks {
             blocks.push(ControlBlock { value, last_seen: self.clock });
@@ -259,7 +267,7 @@ impl<V: Copy> CuckooTable<V> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ifaces::probe::CountingProbe;
+    use ifaces::probe::{Access, CountingProbe};
     use std::collections::HashMap;
 
     fn key(i: u32) -> FlowKey {
@@ -320,5 +328,103 @@ mod tests {
         assert_eq!(p.touches[1], 1, "{:?}", p.touches);
         assert_eq!(std::mem::size_of::<ControlBlock<u32>>(), 64);
         assert_eq!(t.tables().len(), 3);
+    }
+
+    /// A probe that records each touch as (table, offset in it, length, access, load site), the load
+    /// site numbered in order of first appearance: what the simulator sees of a table whatever host
+    /// addresses it has.
+    struct Recorder {
+        tables: Vec<std::ops::Range<usize>>,
+        sites: Vec<&'static std::panic::Location<'static>>,
+        touches: Vec<(usize, usize, usize, Access, usize)>,
+    }
+
+    impl Recorder {
+        fn new<V: Copy>(t: &CuckooTable<V>) -> Recorder {
+            Recorder { tables: t.tables(), sites: Vec::new(), touches: Vec::new() }
+        }
+
+        /// FNV-1a over the recorded touches.
+        fn digest(&self) -> u64 {
+            let words = self.touches.iter().flat_map(|&(t, o, l, a, s)| [t, o, l, a as usize, s]);
+            words.fold(0xcbf2_9ce4_8422_2325, |h, w| (h ^ w as u64).wrapping_mul(0x100_0000_01b3))
+        }
+    }
+
+    impl Probe for Recorder {
+        #[track_caller]
+        fn touch(&mut self, addr: usize, len: usize, access: Access) {
+            let t = self.tables.iter().position(|r| r.contains(&addr) && addr + len <= r.end);
+            let t = t.unwrap_or_else(|| panic!("touch at {addr:#x}+{len} outside the tables {:x?}", self.tables));
+            let loc = std::panic::Location::caller();
+            let site = match self.sites.iter().position(|&s| std::ptr::eq(s, loc)) {
+                Some(s) => s,
+                None => {
+                    self.sites.push(loc);
+                    self.sites.len() - 1
+                }
+            };
+            self.touches.push((t, addr - self.tables[t].start, len, access, site));
+        }
+        fn work(&mut self, _: u32) {}
+        fn mmio_write(&mut self, _: usize, _: usize) {}
+        fn lock(&mut self, _: usize) {}
+        fn unlock(&mut self, _: usize) {}
+        fn phase(&mut self, phase: ifaces::Phase) -> ifaces::Phase {
+            phase
+        }
+        fn now_ns(&self) -> u64 {
+            0
+        }
+    }
+
+    /// Fill a table of 512 buckets to 85 % (cuckoo paths move entries), looking each key up before
+    /// inserting it, then look every key and a few absent ones up: (flows placed, lookups that hit, bucket
+    /// writes, load sites, digest of the touches).
+    fn fill(layout: Layout) -> (usize, usize, usize, usize, u64) {
+        let n = 3480;
+        let mut t = CuckooTable::<u32>::with_capacity(n, layout);
+        let mut p = Recorder::new(&t);
+        let (mut placed, mut hits) = (0, 0);
+        for i in 0..n as u32 {
+            let k = key(i);
+            assert_eq!(t.get(&mut p, &k, k.hash()), None);
+            placed += usize::from(t.insert(&mut p, k, k.hash(), i).is_ok());
+        }
+        for i in 0..n as u32 + 20 {
+            let k = key(i);
+            let v = t.get(&mut p, &k, k.hash());
+            assert!(v.is_none() || v == Some(i));
+            hits += usize::from(v.is_some());
+        }
+        let buckets = p.tables.len() - 1;
+        let writes = p.touches.iter().filter(|t| t.0 == buckets && t.3 == Access::Write).count();
+        (placed, hits, writes, p.sites.len(), p.digest())
+    }
+
+    #[test]
+    fn touches_are_those_recorded_from_the_dense_bucket_array() {
+        // Pinned values, computed with every bucket an element of a dense array. More bucket writes than
+        // flows placed are the moves along cuckoo paths.
+        for (layout, expected) in [
+            (Layout::Inline, (3480, 3480, 3639, 6, 15065317597692119091)),
+            (Layout::ControlBlock, (3480, 3480, 3639, 9, 2987689531736385935)),
+        ] {
+            assert_eq!(fill(layout), expected, "{layout:?}");
+        }
+    }
+
+    #[test]
+    fn lookups_report_each_bucket_at_its_place_in_the_bucket_range() {
+        let mut t = CuckooTable::<u32>::with_capacity(1000, Layout::Inline);
+        let k = key(7);
+        let mut p = Recorder::new(&t);
+        assert_eq!(t.get(&mut p, &k, k.hash()), None);
+        let Place { sig, primary } = t.place(k.hash());
+        let buckets = p.tables.len() - 1;
+        assert_eq!(p.tables[buckets].len(), (t.mask + 1) * 64);
+        let touched: Vec<_> = p.touches.iter().map(|&(t, offset, len, access, _)| (t, offset, len, access)).collect();
+        let bucket = |b: usize| (buckets, b * 64, 64, Access::Read);
+        assert_eq!(touched, [bucket(primary), bucket(t.alt(primary, sig))]);
     }
 }

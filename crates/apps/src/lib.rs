@@ -26,6 +26,7 @@ pub mod pingpong;
 pub mod runtime;
 pub mod service;
 pub mod shared;
+pub mod sparse;
 pub mod telemetry;
 pub mod workpackage;
 
