@@ -31,13 +31,13 @@
 /// How often the engine observes a settling run, ps (100 µs).
 pub const OBSERVE_PS: u64 = 100_000_000;
 /// Observations per batch (the 5 of MSER-5).
-const BATCH: usize = 5;
+pub const BATCH: usize = 5;
 /// Fewest batches judged (5 ms at [`OBSERVE_PS`]): the ten batch means whose last half, five of them,
 /// must show no drift.
 pub const MIN_BATCHES: usize = 10;
 /// Fewest batches a truncation point may keep: with fewer, two or three batch means that happen to lie
 /// close together would pass for a steady state at the series' end (MSER's end effect).
-const MIN_KEPT: usize = 5;
+pub const MIN_KEPT: usize = 5;
 /// Series observed: ring occupancy, busy cycles per delivered packet, DRAM bandwidth.
 const SERIES: usize = 3;
 
