@@ -380,9 +380,12 @@ impl HotSet {
 }
 
 impl Drop for HotSet {
-    /// Stable buffers go back to NIC memory; call once no descriptor references them (after the run).
+    /// Stable buffers go back to NIC memory once no descriptor references them (after a run that
+    /// drained). A run that failed with packets still queued leaves the referenced ones to the region:
+    /// its error says what went wrong, and the end-of-run checks of a drained run catch any leak.
     fn drop(&mut self) {
-        self.nicmem.dealloc_nicmem(self.items.drain().map(|(_, h)| h.buf));
+        let nicmem = &self.nicmem;
+        nicmem.dealloc_nicmem(self.items.drain().map(|(_, h)| h.buf).filter(|&b| nicmem.held(b) == 0));
     }
 }
 
@@ -421,6 +424,24 @@ mod tests {
         // The counts are a min-heap whose entries are indexed.
         assert!((1..s.heap.len()).all(|i| s.heap[(i - 1) / 2].0 <= s.heap[i].0));
         assert!(s.heap.iter().enumerate().all(|(i, (_, k))| s.at[k] == i));
+    }
+
+    /// A run that failed with a response still queued drops its hot set while a descriptor references a
+    /// stable buffer: that buffer stays with the region, the others go back, and nothing panics.
+    #[test]
+    fn a_hot_set_dropped_while_a_descriptor_holds_a_buffer_keeps_that_one() {
+        let nm = NicMem::new(2 * 2048, BufLayout::PACKED_2K).unwrap();
+        let mut hot = HotSet::new(nm.clone(), 0, 0);
+        let p = &mut NoProbe::default();
+        hot.insert(p, 1, b"a").unwrap();
+        hot.insert(p, 2, b"b").unwrap();
+        assert!(nm.alloc_nicmem(1, 0).is_err(), "both buffers hold hot items");
+        let Some(Payload::ZeroCopy(a)) = hot.get(p, 1) else { panic!("valid stable: zero-copy") };
+        let a = a.into_held();
+        drop(hot);
+        assert_eq!(nm.held(a.buf), 1);
+        let back = nm.alloc_nicmem(1, 0).expect("the unreferenced buffer went back");
+        assert!(!back.contains(&a.buf) && nm.alloc_nicmem(1, 0).is_err(), "the referenced one did not");
     }
 
     #[test]
