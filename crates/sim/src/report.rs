@@ -240,6 +240,10 @@ impl fmt::Display for SimReport {
         writeln!(f, "{}", self.setup)?;
         let row = |f: &mut fmt::Formatter<'_>, k: &str, v: String| writeln!(f, "  {k:<26} {v}");
         row(f, "window", format!("{:.3} ms (virtual)", self.window_s * 1e3))?;
+        if let Some(s) = self.settle {
+            let how = if s.settled { "settled (MSER-5)" } else { "the longest, still moving" };
+            row(f, "warm-up", format!("{:.3} ms, {how}", s.warmup_us / 1e3))?;
+        }
         row(f, "offered", format!("{:.2} Gbps  {:.3} Mpps", self.offered.gbps_wire, self.offered.mpps))?;
         row(
             f,
