@@ -359,7 +359,7 @@ pub struct Params {
     pub arrivals: Option<Arrivals>,
     /// Simulator: end the warm-up as soon as the run has settled (MSER-5 over its ring occupancy, cycles
     /// per packet and DRAM bandwidth, judged from 5 ms on; sim/src/settle.rs), --warmup being the
-    /// longest, then measure for --duration; not with --noise-horizon [default: false].
+    /// longest, then measure for --duration; not with --noise-horizon or --ndr [default: false].
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settle: Option<bool>,

@@ -72,7 +72,7 @@ fn rate_in(unit: Unit, name: &str, value: &Quantity) -> Result<f64> {
 impl NdrOptions {
     /// The search `p` asks for, or `None` without `--ndr`; any `--ndr-*` option without `--ndr` is an
     /// error, as are `--rate max`, a low bound not below `--rate`, a loss tolerance outside [0, 1) or above
-    /// 0 with `--noise-horizon`, and a resolution that is not a positive rate or share.
+    /// 0 with `--noise-horizon`, `--settle`, and a resolution that is not a positive rate or share.
     pub fn from_params(p: &Params) -> Result<Option<NdrOptions>> {
         if p.ndr != Some(true) {
             let given = [
@@ -106,6 +106,14 @@ impl NdrOptions {
                 "invalid --ndr-loss: with --noise-horizon a trial carries the horizon's longest interruption in a \
                  run of milliseconds, so a share of the run's packets is not the share a trial that long loses; \
                  search with --ndr-loss 0 (any drop fails, as in RFC 2544) or without --noise-horizon"
+            );
+        }
+        if p.settle == Some(true) {
+            // A trial counts every packet it offered, warm-up included: a run that ends its warm-up when
+            // it settles would be a shorter, easier trial at one rate than at another.
+            bail!(
+                "invalid --settle: a no-drop trial counts every packet of its run, warm-up included, so every \
+                 trial must be as long as the others; drop --settle"
             );
         }
         let resolution = match p.ndr_resolution.as_ref().map(|r| r.0.trim()) {
@@ -180,6 +188,7 @@ mod tests {
         assert!(error("10G", "ndr_loss = 1.0").contains("invalid --ndr-loss"));
         assert!(error("10G", "ndr_loss = 0.001\nnoise_horizon = \"60s\"").contains("--noise-horizon"));
         assert!(options("10G", "ndr_loss = 0.0\nnoise_horizon = \"60s\"").is_ok());
+        assert!(error("10G", "settle = true").contains("invalid --settle"));
         assert!(error("10G", "ndr_loss = -0.1").contains("invalid --ndr-loss"));
         assert!(error("10G", "ndr_resolution = \"0%\"").contains("invalid --ndr-resolution"));
         assert!(error("10G", "ndr_resolution = \"0\"").contains("invalid --ndr-resolution"));
