@@ -419,7 +419,7 @@ pub fn run_design<D: Design, A: App>(
     if settle.is_some() {
         q.push(OBSERVE_PS, Event::Observe);
     }
-    let (mut snapshot, mut duel_at_start, mut started, mut settled_at) = (None, None, false, None);
+    let (mut snapshot, mut duel_at_start, mut settled_at) = (None, None, None);
     let cell = Cell::new(0u64);
 
     progress.enter(Part::Warmup);
@@ -429,36 +429,27 @@ pub fn run_design<D: Design, A: App>(
             break;
         }
         match ev {
-            Event::WindowStart if !started => {
-                started = true;
-                progress.enter(Part::Measurement);
-                m.reset_counters();
-                duel_at_start = m.mem.llc_followers_mr161();
-            }
-            // A settled run's window starts when it settles and ends a measured duration later; the
-            // events scheduled for the longest warm-up find it so.
+            Event::WindowStart if settled_at.is_none() => duel_at_start = open_window(&mut m, progress),
+            // A settled run opened its window when it settled.
             Event::WindowStart => {}
-            Event::WindowEnd if t == win.1 && snapshot.is_none() => {
+            Event::WindowEnd => {
                 progress.enter(Part::Drain);
                 snapshot = Some(Snapshot::take(&m));
             }
-            Event::WindowEnd => {}
             Event::Observe => {
                 let Some((rule, last)) = settle.as_mut() else { continue };
                 let now = Observed::at(&c, &m);
-                if !started && rule.observe(now.since(last, m.cycle_ps_f)) {
+                if rule.observe(now.since(last, m.cycle_ps_f)) {
                     // Settled: the window opens now and lasts the measured duration.
                     win = Window(t, t + (cfg.duration_ps - cfg.warmup_ps));
                     late_ps = win.1 + residual_ps(win.1);
-                    started = true;
-                    progress.enter(Part::Measurement);
-                    m.reset_counters();
-                    duel_at_start = m.mem.llc_followers_mr161();
-                    // The window's events move with it (an agent's new event replaces its pending one).
+                    duel_at_start = open_window(&mut m, progress);
+                    // The window's events move with it (an agent's new event replaces its pending one, so
+                    // the longest warm-up's are gone).
                     q.push(t, Event::WindowStart);
                     q.push(win.1, Event::WindowEnd);
                     settled_at = Some(t);
-                } else if !started && t + OBSERVE_PS < win.0 {
+                } else if t + OBSERVE_PS < win.0 {
                     *last = now;
                     q.push(t + OBSERVE_PS, Event::Observe);
                 }
@@ -815,6 +806,13 @@ pub fn run_design<D: Design, A: App>(
     };
     progress.close();
     Ok(report)
+}
+
+/// Open the measurement window: counters start afresh; returns the LLC selectors' state then.
+fn open_window(m: &mut Machine, progress: &Progress) -> Option<f64> {
+    progress.enter(Part::Measurement);
+    m.reset_counters();
+    m.mem.llc_followers_mr161()
 }
 
 /// An engine error for a violated invariant.

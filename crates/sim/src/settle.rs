@@ -86,11 +86,6 @@ impl Settle {
         self.filled = 0;
         self.means[0].len() >= MIN_BATCHES && self.means.iter().all(|z| 2 * truncation(z) < z.len())
     }
-
-    /// Batches seen so far.
-    pub fn batches(&self) -> usize {
-        self.means[0].len()
-    }
 }
 
 /// MSER's truncation point of the batch means `z`: the `d` minimising the squared standard error of the
@@ -153,7 +148,7 @@ mod tests {
     fn a_series_still_moving_never_settles() {
         let mut s = Settle::default();
         assert!(!(0..400).any(|i| s.observe(obs(i as f64 / 400.0 + 0.001 * noise(i)))));
-        assert_eq!(s.batches(), 80);
+        assert_eq!(s.means[0].len(), 80);
     }
 
     #[test]
