@@ -751,6 +751,12 @@ impl<R: Replacement, P: Placement> SetAssoc<R, P> {
         m.flag_a = (m.flag_a & !(1 << s.way)) | (u16::from(on) << s.way);
     }
 
+    /// Flag B of `s`.
+    #[inline(always)]
+    pub fn flag_b(&self, s: Slot) -> bool {
+        self.sets[s.set as usize].flag_b & (1 << s.way) != 0
+    }
+
     /// Set or clear flag B of `s`.
     #[inline(always)]
     pub fn set_flag_b(&mut self, s: Slot, on: bool) {

@@ -38,6 +38,7 @@ pub mod report;
 pub mod sampler;
 pub mod settle;
 pub mod slices;
+pub mod snoop;
 pub mod stages;
 pub mod timeline;
 

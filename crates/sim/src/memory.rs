@@ -1,9 +1,22 @@
 //! The memory hierarchy: private L1d and L2 per core, a shared LLC with DDIO, and DRAM behind it.
 //!
+//! Two hierarchies, as the profile says ([`crate::profile::CpuParams::snoop_filter_ways`]):
+//! - **Inclusive** (L1 in L2 in LLC): the LLC doubles as the directory: per LLC line, a mask of the cores
+//!   whose private caches may hold it and a flag saying one of them holds it modified; an LLC eviction
+//!   takes the line from those cores.
+//! - **Non-inclusive with a snoop filter** (Skylake-SP; [`crate::snoop`]): a core's fill from DRAM goes to
+//!   its L2 alone; a line the LLC holds moves to the L2 that asks for it and leaves the LLC; what the L2s
+//!   evict goes into the LLC (in any way), so the LLC holds what the L2s gave up and what the NIC wrote.
+//!   The snoop filter tracks the lines the L2s hold; its evictions take them from the cores, who give
+//!   them to the LLC as their own evictions. A core's miss finds another core's copy through it; a DMA
+//!   write takes the line from the cores that hold it; a DMA read of a line a core holds is served from
+//!   there, not from DRAM. Assumptions where Intel publishes nothing: an L2 victim always enters the LLC
+//!   (Skylake-SP chooses per line by an unpublished heuristic), and an LLC hit always moves the line
+//!   (a line several cores share moves between their L2s through the filter and enters the LLC when
+//!   the last copy is evicted).
+//!
 //! Approximations, each chosen to keep the model small and the hot path fast:
-//! - Inclusive hierarchy (L1 in L2 in LLC), so the LLC doubles as the directory: per LLC line, a mask of
-//!   the cores whose private caches may hold it and a flag saying one of them holds it modified. (The
-//!   Skylake-SP LLC is non-inclusive with a snoop filter; the directory role is the same.)
+//! - L1 in L2: the L2 holds every L1 line, with its dirty state mirrored.
 //! - MESI reduced to what costs time: a write to a line other cores hold invalidates them; a line another
 //!   core holds modified costs the core-to-core transfer; a write to a line this core alone holds is free.
 //! - DDIO (reference/hardware.md): a NIC write updates the line in place wherever it is in the LLC
@@ -24,6 +37,7 @@ use crate::dram::Dram;
 use crate::prefetcher::{LoadSite, Prefetcher};
 use crate::profile::{CacheGeom, LINE, Profile};
 use crate::slices::{Modulo, Sliced};
+use crate::snoop::SnoopFilter;
 use serde::Serialize;
 
 /// Hit and miss counters of the hierarchy.
@@ -63,9 +77,11 @@ pub struct Memory {
     l1: Vec<SetAssoc<Lru, Modulo>>,
     l2: Vec<SetAssoc<Lru, Modulo>>,
     llc: SetAssoc<Policy, Sliced>,
-    /// Per LLC slot: cores that may hold the line privately; meaningful only while the slot's flag A
-    /// is set (so a NIC install, which clears it, never reads or writes this array).
+    /// Per LLC slot of an inclusive LLC: cores that may hold the line privately; meaningful only while
+    /// the slot's flag A is set (so a NIC install, which clears it, never reads or writes this array).
     sharers: Vec<u32>,
+    /// The snoop filter beside a non-inclusive LLC; `None`: the LLC is inclusive and is the directory.
+    sf: Option<SnoopFilter>,
     /// Scratch list of a NIC write run's lines whose core copies must be dropped.
     shootdowns: Vec<Shootdown>,
     ddio_mask: u16,
@@ -119,7 +135,9 @@ impl Memory {
         Memory {
             l1: (0..private_caches).map(|_| private(c.l1d)).collect(),
             l2: (0..private_caches).map(|_| private(c.l2)).collect(),
-            sharers: vec![0; c.llc.sets() * crate::cache::MAX_WAYS],
+            sharers: if c.snoop_filter_ways > 0 { Vec::new() } else { vec![0; c.llc.sets() * crate::cache::MAX_WAYS] },
+            sf: (c.snoop_filter_ways > 0)
+                .then(|| SnoopFilter::new(c.snoop_filter_ways, c.llc.sets(), c.llc_slices.as_ref())),
             shootdowns: Vec::new(),
             llc,
             ddio_mask,
@@ -210,8 +228,8 @@ impl Memory {
         };
         if let Err(l2_miss) = self.l2[core].access(line) {
             let (demand, dram) = (self.stats.llc, self.dram.read_bytes);
-            self.llc_access(core, line, false, now);
-            self.fill_l2(core, l2_miss, false, now);
+            let (_, dirty) = self.llc_access(core, line, false, now);
+            self.fill_l2(core, l2_miss, dirty, now);
             let from_dram = self.dram.read_bytes > dram;
             self.stats.llc = demand;
             self.stats.prefetches.0 += u64::from(!from_dram);
@@ -246,6 +264,9 @@ impl Memory {
         // Almost every L1 miss goes on to the L2 and the LLC: their loads overlap.
         self.l2[core].preload(line);
         self.llc.preload(line);
+        if let Some(sf) = &self.sf {
+            sf.preload(line);
+        }
         let (cost, missed) = match self.l2[core].access(line) {
             Ok(h) => {
                 self.stats.l2.0 += 1;
@@ -258,8 +279,8 @@ impl Memory {
             }
             Err(l2_miss) => {
                 self.stats.l2.1 += 1;
-                let cost = self.llc_access(core, line, write, now);
-                self.fill_l2(core, l2_miss, write, now);
+                let (cost, dirty) = self.llc_access(core, line, write, now);
+                self.fill_l2(core, l2_miss, dirty, now);
                 (cost, Missed::L2)
             }
         };
@@ -278,12 +299,22 @@ impl Memory {
 
     /// A write to a line this core holds clean: take ownership. Free if no other core shares it.
     fn upgrade(&mut self, core: usize, line: u64) -> u64 {
-        let s = self.llc.find(line).expect("inclusive hierarchy: a privately cached line is in the LLC");
         let me = 1u32 << core;
-        let others = self.sharers_of(s) & !me;
-        self.sharers[s.index()] = me;
-        self.llc.set_flag_a(s, true);
-        self.llc.set_flag_b(s, true);
+        let others = match &mut self.sf {
+            Some(sf) => {
+                let t = sf.find(line).expect("the snoop filter tracks every privately cached line");
+                sf.set(t.slot, me, true);
+                t.cores & !me
+            }
+            None => {
+                let s = self.llc.find(line).expect("inclusive hierarchy: a privately cached line is in the LLC");
+                let others = self.sharers_of(s) & !me;
+                self.sharers[s.index()] = me;
+                self.llc.set_flag_a(s, true);
+                self.llc.set_flag_b(s, true);
+                others
+            }
+        };
         if others == 0 {
             return 0;
         }
@@ -292,9 +323,13 @@ impl Memory {
         self.lat.llc
     }
 
-    /// An L2 miss of `core`: serve it from the LLC, another core, or DRAM.
+    /// An L2 miss of `core`: serve it from the LLC, another core, or DRAM. Returns the latency and
+    /// whether the L2 takes the line dirty.
     #[inline]
-    fn llc_access(&mut self, core: usize, line: u64, write: bool, now: u64) -> u64 {
+    fn llc_access(&mut self, core: usize, line: u64, write: bool, now: u64) -> (u64, bool) {
+        if self.sf.is_some() {
+            return self.l2_miss_non_inclusive(core, line, write, now);
+        }
         let me = 1u32 << core;
         let miss = match self.llc.access(line) {
             Err(miss) => miss,
@@ -320,7 +355,7 @@ impl Memory {
                 }
                 self.sharers[s.index()] = if write { me } else { held | me };
                 self.llc.set_state(s, dirty, true, modified || write);
-                return cost;
+                return (cost, write);
             }
         };
         self.stats.llc.1 += 1;
@@ -332,7 +367,74 @@ impl Memory {
         }
         self.sharers[s.index()] = me;
         self.llc.set_state(s, false, true, write);
-        cost
+        (cost, write)
+    }
+
+    /// [`Memory::llc_access`] beside a non-inclusive LLC (module doc): another core's copy, found
+    /// through the snoop filter, else the LLC's, which moves to the L2, else DRAM.
+    fn l2_miss_non_inclusive(&mut self, core: usize, line: u64, write: bool, now: u64) -> (u64, bool) {
+        let me = 1u32 << core;
+        let Some(sf) = &mut self.sf else { unreachable!("called beside a snoop filter") };
+        match sf.lookup(line) {
+            Ok(t) => {
+                // Held by other cores (this one missed): one of them supplies it. A holder of a modified
+                // copy keeps it dirty when another core reads the line, and writes it back on eviction.
+                self.stats.llc.0 += 1;
+                sf.set(t.slot, if write { me } else { t.cores | me }, write);
+                let others = t.cores & !me;
+                let cost = if t.modified && others != 0 {
+                    self.stats.transfers += 1;
+                    self.lat.transfer
+                } else {
+                    self.stats.invalidations += u64::from(write && others != 0);
+                    self.lat.llc
+                };
+                if write && others != 0 {
+                    self.invalidate_cores(others, line);
+                }
+                (cost, write)
+            }
+            Err(miss) => {
+                let (cost, dirty) = match self.llc.access(line) {
+                    Ok(h) => {
+                        self.stats.llc.0 += 1;
+                        self.llc.invalidate(h.slot);
+                        (self.lat.llc, h.dirty)
+                    }
+                    Err(_) => {
+                        self.stats.llc.1 += 1;
+                        let cost = self.lat.llc + self.dram.latency_ps();
+                        self.dram.transfer(now, LINE as u64, false);
+                        (cost, false)
+                    }
+                };
+                self.track(miss, me, write, now);
+                (cost, dirty || write)
+            }
+        }
+    }
+
+    /// Track the line of the snoop filter's `miss` as held by `cores`; the entry displaced for it takes
+    /// its line from the cores that hold it, which give it to the LLC.
+    fn track(&mut self, miss: crate::cache::Miss, cores: u32, modified: bool, now: u64) {
+        let Some(sf) = &mut self.sf else { unreachable!("called beside a snoop filter") };
+        if let Some(d) = sf.track(miss, cores, modified) {
+            let dirty = self.invalidate_cores(d.cores, d.line);
+            self.llc_victim(d.line, dirty, now);
+        }
+    }
+
+    /// A line a core gave up enters the non-inclusive LLC: updated in place if it is there, else
+    /// installed in any way, the LLC's own victim written back to DRAM if dirty.
+    fn llc_victim(&mut self, line: u64, dirty: bool, now: u64) {
+        match self.llc.access(line) {
+            Ok(h) => self.llc.set_dirty(h.slot, h.dirty || dirty),
+            Err(miss) => {
+                if self.llc_install(miss, self.llc.all_ways(), dirty).1 {
+                    self.dram.transfer(now, LINE as u64, true);
+                }
+            }
+        }
     }
 
     /// Put the line of `miss` into this core's L2, handling the line it replaces.
@@ -343,6 +445,13 @@ impl Memory {
         // Keep L1 within L2.
         if let Some(s1) = self.l1[core].find(ev.line) {
             self.l1[core].invalidate(s1);
+        }
+        if let Some(sf) = &mut self.sf {
+            // The last copy, or a modified one, goes to the LLC.
+            if sf.release(ev.line, core) == 0 || ev.dirty {
+                self.llc_victim(ev.line, ev.dirty, now);
+            }
+            return;
         }
         match self.llc.find(ev.line) {
             Some(s) => {
@@ -359,8 +468,8 @@ impl Memory {
         }
     }
 
-    /// Install the line of `miss` in the LLC among the ways of `mask`, evicting a victim (and invalidating the
-    /// cores' copies of it). Returns the slot and whether the victim must be written back to DRAM (the
+    /// Install the line of `miss` in the LLC among the ways of `mask`, evicting a victim (and, in an
+    /// inclusive LLC, invalidating the cores' copies of it). Returns the slot and whether the victim must be written back to DRAM (the
     /// caller accounts it, so that a DMA run accounts its write-backs at once).
     #[inline]
     fn llc_install(&mut self, miss: Miss, mask: u16, dirty: bool) -> (Slot, bool) {
@@ -419,7 +528,9 @@ impl Memory {
             to_dram += u64::from(sd.replaced_dirty.is_some_and(|d| d || dirty));
         }
         self.shootdowns = shootdowns;
-        if let Some(nic) = self.nic_core {
+        if self.sf.is_some() {
+            self.nic_write_private(first, n, now);
+        } else if let Some(nic) = self.nic_core {
             // A software NIC's stores leave the lines modified in its core (see `llc_access`).
             for line in first..first + n {
                 if let Some(s) = self.llc.find(line) {
@@ -437,11 +548,36 @@ impl Memory {
         hits
     }
 
-    /// The NIC reads the `n` consecutive lines from `first` at `now`; returns how many missed in the
-    /// LLC (a miss reads DRAM and does not allocate).
+    /// Beside a non-inclusive LLC, a NIC write's lines leave the cores that hold them (their copies,
+    /// dirty or not, are dead: the whole line is written anew); a software NIC's stores leave them
+    /// modified in its core.
+    fn nic_write_private(&mut self, first: u64, n: u64, now: u64) {
+        for line in first..first + n {
+            let Some(sf) = &mut self.sf else { return };
+            let held = sf.lookup(line);
+            match (held, self.nic_core) {
+                (Ok(t), nic) => {
+                    let others = t.cores & !nic.map_or(0, |c| 1 << c);
+                    sf.set(t.slot, nic.map_or(0, |c| 1 << c), nic.is_some());
+                    self.invalidate_cores(others, line);
+                }
+                (Err(miss), Some(nic)) => self.track(miss, 1 << nic, true, now),
+                (Err(_), None) => {}
+            }
+        }
+    }
+
+    /// The NIC reads the `n` consecutive lines from `first` at `now`; returns how many missed on chip
+    /// (a miss reads DRAM and does not allocate). Beside a non-inclusive LLC, a line a core holds is
+    /// served from its cache.
     #[inline]
     pub fn nic_read(&mut self, first: u64, n: u64, now: u64) -> u64 {
-        let misses = self.llc.misses(first, n);
+        let misses = match &self.sf {
+            None => self.llc.misses(first, n),
+            Some(sf) => {
+                (first..first + n).filter(|&l| self.llc.find(l).is_none() && sf.find(l).is_none()).count() as u64
+            }
+        };
         self.stats.nic_read.0 += n - misses;
         self.stats.nic_read.1 += misses;
         if misses > 0 {
@@ -474,6 +610,11 @@ mod tests {
     /// A small machine: LLC of 4 sets x 4 ways with 1 DDIO way (one slice, LRU), L2 2 sets x 2 ways, L1
     /// 1 set x 2 ways.
     fn small(ddio: usize) -> Memory {
+        Memory::new(&small_profile(ddio), 2)
+    }
+
+    /// The profile of [`small`].
+    fn small_profile(ddio: usize) -> Profile {
         let mut p = Profile::r640_silver4216();
         p.cpu.llc.size = 4 * 4 * LINE;
         p.cpu.llc.ways = 4;
@@ -487,7 +628,7 @@ mod tests {
         p.cpu.adjacent_prefetch = false;
         p.ddio_ways = ddio;
         p.validate().unwrap();
-        Memory::new(&p, 2)
+        p
     }
 
     /// Lines that fall into LLC set 0 (4 sets).
@@ -612,6 +753,69 @@ mod tests {
         m.cpu_access(0, 4, Op::Read, 0);
         assert!(m.cpu_access(0, 5, Op::Read, 0) > 79_000);
         assert_eq!(m.stats.llc, (0, 2));
+    }
+
+    /// [`small`] with a non-inclusive LLC and a snoop filter of `sf_ways` ways over its 4 sets.
+    fn small_non_inclusive(ddio: usize, sf_ways: usize) -> Memory {
+        let mut p = small_profile(ddio);
+        p.cpu.snoop_filter_ways = sf_ways;
+        p.validate().unwrap();
+        Memory::new(&p, 2)
+    }
+
+    /// Non-inclusive: a fill from DRAM goes to the L2 alone; the L2's victim enters the LLC; a hit there
+    /// moves the line back to the L2 and out of the LLC.
+    #[test]
+    fn a_non_inclusive_llc_holds_what_the_l2s_evict() {
+        let mut m = small_non_inclusive(1, 4);
+        assert!(m.cpu_access(0, l(1), Op::Read, 0) > 79_000);
+        assert_eq!((m.llc_holds(l(1)), m.core_holds(0, l(1))), (None, true));
+        // Two more lines of the 2-way L2 set push l(1) out of the core, into the LLC (any way).
+        m.cpu_access(0, l(2), Op::Read, 0);
+        m.cpu_access(0, l(3), Op::Read, 0);
+        assert_eq!((m.llc_holds(l(1)), m.core_holds(0, l(1))), (Some(false), false));
+        assert_eq!(m.cpu_access(0, l(1), Op::Read, 0), m.lat.llc);
+        assert_eq!((m.llc_holds(l(1)), m.core_holds(0, l(1))), (None, true));
+        assert_eq!(m.stats.llc, (1, 3));
+    }
+
+    /// A DMA write finds a core's copy through the snoop filter and takes it away; a DMA read of a line a
+    /// core holds modified is served from that core, not DRAM; a core's miss on a line another core holds
+    /// modified is a transfer.
+    #[test]
+    fn the_snoop_filter_serves_and_invalidates_private_copies() {
+        let mut m = small_non_inclusive(1, 4);
+        m.cpu_access(0, l(1), Op::Write, 0);
+        assert_eq!(m.llc_holds(l(1)), None);
+        let read = m.dram.read_bytes;
+        assert_eq!(m.nic_read(l(1), 1, 0), 0, "served from core 0's L2");
+        assert_eq!(m.dram.read_bytes, read);
+        assert_eq!(m.cpu_access(1, l(1), Op::Read, 0), m.lat.transfer);
+        assert!(m.core_holds(0, l(1)) && m.core_holds(1, l(1)));
+        assert_eq!(m.nic_write(l(1), 1, 0), 0);
+        assert_eq!((m.core_holds(0, l(1)), m.core_holds(1, l(1))), (false, false));
+        assert_eq!(m.llc_holds(l(1)), Some(true), "allocated in the DDIO way");
+        assert_eq!(m.sf.as_ref().map(SnoopFilter::occupancy), Some(0));
+    }
+
+    /// A snoop-filter entry displaced to track a new line takes its line from the core that held it
+    /// (back-invalidation), and the line enters the LLC as that core's eviction would.
+    #[test]
+    fn a_snoop_filter_eviction_back_invalidates_the_l2() {
+        let mut m = small_non_inclusive(1, 2);
+        m.cpu_access(0, l(1), Op::Write, 0);
+        m.cpu_access(1, l(2), Op::Read, 0);
+        // The filter's set holds two lines: a third, in core 1's L2, displaces l(1), the least recent.
+        m.cpu_access(1, l(3), Op::Read, 0);
+        assert!(!m.core_holds(0, l(1)), "back-invalidated");
+        assert!(m.core_holds(1, l(2)) && m.core_holds(1, l(3)));
+        assert_eq!(m.llc_holds(l(1)), Some(false));
+        // Its modified data went with it: the LLC's copy is dirty, and its eviction writes DRAM.
+        assert_eq!(m.dram.write_bytes, 0);
+        for i in 4..12 {
+            m.cpu_access(0, l(i), Op::Read, 0);
+        }
+        assert_eq!((m.llc_holds(l(1)), m.dram.write_bytes), (None, 64));
     }
 
     #[test]

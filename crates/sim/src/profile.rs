@@ -131,6 +131,11 @@ pub struct CpuParams {
     /// `"mr161"` ([`DuelStart`]). Absent: `"neutral"`.
     #[serde(default)]
     pub llc_duel_start: DuelStart,
+    /// Ways of the snoop filter beside a non-inclusive LLC, over the LLC's own sets and slices
+    /// ([`crate::snoop`]; Skylake-SP: 12, Yan et al., IEEE S&P 2019). 0 (or absent): the LLC is
+    /// inclusive and is itself the directory of the lines the private caches hold.
+    #[serde(default)]
+    pub snoop_filter_ways: usize,
     /// Extra cycles of a locked read-modify-write beyond the access itself.
     pub atomic_cycles: u32,
     /// Cycles to move a line that another core holds modified (snoop and transfer).
@@ -414,6 +419,7 @@ fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize, sl
         llc_slices: Some(slices),
         llc_policy: Policy::QlruAdaptive,
         llc_duel_start: DuelStart::Neutral,
+        snoop_filter_ways: 0,
         atomic_cycles: 18,
         transfer_cycles: (50.0 * freq_ghz).round() as u32,
         fill_buffers: 10,
@@ -964,6 +970,16 @@ impl Profile {
                     self.cpu.llc.sets(),
                     h.slices(),
                     h.slices()
+                ),
+            );
+        }
+        if self.cpu.snoop_filter_ways > crate::cache::MAX_WAYS {
+            return bad(
+                &["cpu.snoop_filter_ways"],
+                format!(
+                    "a snoop filter of {} ways; the cache model supports 1..={} (0: an inclusive LLC, no filter)",
+                    self.cpu.snoop_filter_ways,
+                    crate::cache::MAX_WAYS
                 ),
             );
         }
