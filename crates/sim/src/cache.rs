@@ -441,7 +441,8 @@ impl Set {
         let bit = 1u16 << way;
         let w = way as usize & (MAX_WAYS - 1);
         let dirty = self.dirty & bit != 0;
-        self.tags[w] = INVALID;
+        // The fingerprint alone marks the way invalid (no key has fingerprint 0): its tag, in the
+        // record's other host line, is left as it was.
         self.fp[w] = 0;
         self.valid &= !bit;
         self.dirty &= !bit;

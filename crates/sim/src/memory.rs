@@ -99,6 +99,24 @@ pub struct Memory {
     pub stats: MemStats,
 }
 
+/// Drop `line` from the private caches (`l1`, `l2`) of every core in `mask`; returns whether any copy
+/// was dirty.
+fn drop_private(l1: &mut [SetAssoc<Lru, Modulo>], l2: &mut [SetAssoc<Lru, Modulo>], mut mask: u32, line: u64) -> bool {
+    let mut dirty = false;
+    while mask != 0 {
+        let c = mask.trailing_zeros() as usize;
+        mask &= mask - 1;
+        // L1 in L2: a line not in L2 is not in L1 either.
+        if let Some(s) = l2[c].find(line) {
+            dirty |= l2[c].invalidate(s);
+            if let Some(s) = l1[c].find(line) {
+                dirty |= l1[c].invalidate(s);
+            }
+        }
+    }
+    dirty
+}
+
 /// The private caches a demand access missed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Missed {
@@ -481,20 +499,8 @@ impl Memory {
     }
 
     /// Drop `line` from the private caches of every core in `mask`; returns whether any copy was dirty.
-    fn invalidate_cores(&mut self, mut mask: u32, line: u64) -> bool {
-        let mut dirty = false;
-        while mask != 0 {
-            let c = mask.trailing_zeros() as usize;
-            mask &= mask - 1;
-            // Inclusion: a line not in L2 is not in L1 either.
-            if let Some(s) = self.l2[c].find(line) {
-                dirty |= self.l2[c].invalidate(s);
-                if let Some(s) = self.l1[c].find(line) {
-                    dirty |= self.l1[c].invalidate(s);
-                }
-            }
-        }
-        dirty
+    fn invalidate_cores(&mut self, mask: u32, line: u64) -> bool {
+        drop_private(&mut self.l1, &mut self.l2, mask, line)
     }
 
     /// Make `core`'s copy of `line` clean (it was read by another core).
@@ -552,17 +558,24 @@ impl Memory {
     /// dirty or not, are dead: the whole line is written anew); a software NIC's stores leave them
     /// modified in its core.
     fn nic_write_private(&mut self, first: u64, n: u64, now: u64) {
+        let Some(sf) = &mut self.sf else { return };
+        let Some(nic) = self.nic_core else {
+            for line in first..first + n {
+                if let Some(t) = sf.find(line) {
+                    sf.set(t.slot, 0, false);
+                    drop_private(&mut self.l1, &mut self.l2, t.cores, line);
+                }
+            }
+            return;
+        };
         for line in first..first + n {
             let Some(sf) = &mut self.sf else { return };
-            let held = sf.lookup(line);
-            match (held, self.nic_core) {
-                (Ok(t), nic) => {
-                    let others = t.cores & !nic.map_or(0, |c| 1 << c);
-                    sf.set(t.slot, nic.map_or(0, |c| 1 << c), nic.is_some());
-                    self.invalidate_cores(others, line);
+            match sf.lookup(line) {
+                Ok(t) => {
+                    sf.set(t.slot, 1 << nic, true);
+                    self.invalidate_cores(t.cores & !(1 << nic), line);
                 }
-                (Err(miss), Some(nic)) => self.track(miss, 1 << nic, true, now),
-                (Err(_), None) => {}
+                Err(miss) => self.track(miss, 1 << nic, true, now),
             }
         }
     }
@@ -574,9 +587,10 @@ impl Memory {
     pub fn nic_read(&mut self, first: u64, n: u64, now: u64) -> u64 {
         let misses = match &self.sf {
             None => self.llc.misses(first, n),
-            Some(sf) => {
-                (first..first + n).filter(|&l| self.llc.find(l).is_none() && sf.find(l).is_none()).count() as u64
-            }
+            Some(sf) => match self.llc.misses(first, n) {
+                0 => 0,
+                _ => (first..first + n).filter(|&l| self.llc.find(l).is_none() && sf.find(l).is_none()).count() as u64,
+            },
         };
         self.stats.nic_read.0 += n - misses;
         self.stats.nic_read.1 += misses;
