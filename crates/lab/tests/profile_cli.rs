@@ -102,7 +102,7 @@ fn profile_fields_are_sweep_axes_and_flags() {
     assert!(json.contains("ddio_ways = 4; llc.ways = 16; llc.size = 33554432"), "{json}");
     let broken = exp.replace("e.toml", "broken.toml");
     std::fs::write(&broken, std::fs::read_to_string(&exp).unwrap().replace("; llc.size = 33554432", "")).unwrap();
-    fails(&["run", &broken], &["field `cpu.llc.size`", "has 22528 sets", "give a power of two"]);
+    fails(&["run", &broken], &["field `cpu.llc.size`", "has 22528 sets", "16 slices of the skx-16 hash"]);
     fails(&["run", &exp, "--profile-set", "ddio_ways = 12"], &["ddio_ways", "exceed the LLC's 11 ways"]);
     let bad = write(dir.path(), "bad.toml", "[run]\nengine = \"sim\"\n[sweep]\nprofile.nic.speed = [1]\n");
     fails(&["run", &bad], &["bad.toml", ":4:", "profile.nic.speed", "no such profile field"]);
