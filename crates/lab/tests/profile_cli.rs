@@ -72,6 +72,21 @@ fn shown_built_in_profiles_load_back_and_simulate_byte_for_byte_alike() {
     }
 }
 
+/// The Xeon Scalable profiles whose LLC has a number of slices that is not a power of two check with
+/// their hash and slice count, and simulate.
+#[test]
+fn profiles_with_18_20_and_28_llc_slices_check_and_run() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/profiles");
+    for (name, slices) in [("r640-gold6140", 18), ("r640-gold6148", 20), ("r640-platinum8180", 28)] {
+        let file = dir.join(format!("{name}.toml")).display().to_string();
+        let facts = ok(&["profile", "check", &file]);
+        let hash = format!("in {slices} slices (skx-{slices} hash)");
+        assert!(facts.starts_with(name) && facts.contains(&hash), "{facts}");
+        assert!(facts.contains(&format!("({} sets of 64 B lines)", slices * 2048)), "{facts}");
+        assert!(short_run(&file).contains(name));
+    }
+}
+
 #[test]
 fn a_copied_and_edited_profile_runs() {
     let dir = tempfile::tempdir().unwrap();

@@ -1087,7 +1087,7 @@ impl fmt::Display for Profile {
             self.name,
             c.cores,
             c.freq_ghz,
-            c.llc.size >> 20,
+            c.llc.size as f64 / f64::from(1 << 20),
             c.llc.ways,
             c.llc_slices.map(|h| format!(" in {} slices ({} hash)", h.slices, h.name)).unwrap_or_default(),
             c.llc_policy,
