@@ -41,7 +41,8 @@ pub const REFERENCES: &[(&str, &str)] = &[
     (
         "[SLICE]",
         "the LLC slice hashes of slices.rs: McCalpin, \"Mapping Addresses to L3/CHA Slices in Intel \
-         Processors\" (TACC TR-2021-03) for Xeon Scalable with 16 slices; Maurice et al., RAID 2015, for 8 slices",
+         Processors\" (TACC TR-2021-03) for Xeon Scalable with 16 to 28 slices; Maurice et al., RAID 2015, \
+         for 8 slices",
     ),
     (
         "[AR20]",
