@@ -41,14 +41,19 @@
 //!   Directories, Not Caches: Side Channel Attacks in a Non-Inclusive World", IEEE S&P 2019: Skylake-X
 //!   LLC slices of 2048 sets and 11 ways.
 //!
-//! How the tables were checked (tests below): each hash's masks lie within the PA bits its mask file
-//! names (so that the permutation never touches the position within a block) and are no more than the
-//! base sequence's position bits; the 16-slice hash is McCalpin's formula with the identity base
-//! sequence and agrees with \[MAU15\]'s 8-core functions; for every slice count the lines from physical
-//! address 0 reproduce the published base sequence (McCalpin's measured mapping of the first block);
-//! the placement the cache uses agrees with McCalpin's formula written out directly; and over a large
-//! range of addresses each slice gets exactly its share of the base sequence.
-//!
+//! How the tables were checked (tests below): each hash has the slice count and base sequence length its
+//! file names say, and its masks lie within the PA bits its mask file gives (from 6 + log2 of the length
+//! up to 37, so that the permutation never touches the position within a block), one per permutation
+//! bit; the first 32 and last 16 lines of the 18-, 20- and 28-slice base sequences, typed from the
+//! `.tbl` files apart from the transcription, are the slices of the lines from physical address 0, the
+//! first block McCalpin measured, and the whole first block of every hash is its base sequence; blocks
+//! elsewhere are the base sequence under the permutation the masks select; each slice gets exactly the
+//! share of lines counted in the published base sequence, over 64 blocks spread over the masks' 256 GiB
+//! and over the 64 MiB from a 1 GiB boundary; the placement the cache uses gives the slice of
+//! McCalpin's formula written out directly; the 16-slice hash agrees with \[MAU15\]'s 8-core functions.
+//! McCalpin publishes no mapping beyond the first block of each hash, so the permutation above it rests
+//! on his stated form (`Results/README.md`) and, for 16 slices, its agreement with \[MAU15\].
+
 //! What the simulator's addresses mean for the hash: they are simulated physical addresses
 //! ([`crate::addr`]). The packet arena keeps its layout from a 1 GiB-aligned base, as a buffer pool in a
 //! 1 GiB hugepage does (the papers' setup), so its lines hash as that pool would at the bottom of a
@@ -119,7 +124,7 @@ pub const XOR_8: SliceHash = SliceHash {
 };
 
 /// Xeon Scalable with 18 LLC slices (e.g. Xeon Gold 6140, 6154: 24.75 MB): \[McC21\]. Base sequence of
-/// 4096 lines ([`skx18`]); masks over PA bits 18..37 (`PermSelectMasks_SKX_18-slice.tbl`; permutation
+/// 4096 lines (`slices/skx18.rs`); masks over PA bits 18..37 (`PermSelectMasks_SKX_18-slice.tbl`; permutation
 /// bit 10's mask is 0).
 pub const SKX_18: SliceHash = SliceHash {
     name: "skx-18",
@@ -142,7 +147,7 @@ pub const SKX_18: SliceHash = SliceHash {
 };
 
 /// Xeon Scalable with 20 LLC slices (e.g. Xeon Gold 6148: 27.5 MB): \[McC21\]. Base sequence of 256 lines
-/// ([`skx20`]); masks over PA bits 14..37 (`PermSelectMasks_SKX_20-slice.tbl`).
+/// (`slices/skx20.rs`); masks over PA bits 14..37 (`PermSelectMasks_SKX_20-slice.tbl`).
 pub const SKX_20: SliceHash = SliceHash {
     name: "skx-20",
     slices: 20,
@@ -160,7 +165,7 @@ pub const SKX_20: SliceHash = SliceHash {
 };
 
 /// Xeon Scalable with 22 LLC slices (e.g. Xeon Gold 6152: 30.25 MB): \[McC21\]. Base sequence of 16384
-/// lines ([`skx22`]); masks over PA bits 20..37 (`PermSelectMasks_SKX_22-slice.tbl`; the masks of
+/// lines (`slices/skx22.rs`); masks over PA bits 20..37 (`PermSelectMasks_SKX_22-slice.tbl`; the masks of
 /// permutation bits 10 and 12 are 0).
 pub const SKX_22: SliceHash = SliceHash {
     name: "skx-22",
@@ -185,7 +190,7 @@ pub const SKX_22: SliceHash = SliceHash {
 };
 
 /// Xeon Scalable with 24 LLC slices (e.g. Xeon Platinum 8160: 33 MB): \[McC21\]. Base sequence of 512
-/// lines ([`skx24`]); masks over PA bits 15..37 (`PermSelectMasks_SKX_24-slice.tbl`).
+/// lines (`slices/skx24.rs`); masks over PA bits 15..37 (`PermSelectMasks_SKX_24-slice.tbl`).
 pub const SKX_24: SliceHash = SliceHash {
     name: "skx-24",
     slices: 24,
@@ -204,7 +209,7 @@ pub const SKX_24: SliceHash = SliceHash {
 };
 
 /// Xeon Scalable with 26 LLC slices (e.g. Xeon Platinum 8170: 35.75 MB): \[McC21\]. Base sequence of
-/// 16384 lines ([`skx26`]); masks over PA bits 20..37 (`PermSelectMasks_SKX_26-slice.tbl`; permutation
+/// 16384 lines (`slices/skx26.rs`); masks over PA bits 20..37 (`PermSelectMasks_SKX_26-slice.tbl`; permutation
 /// bit 12's mask is 0).
 pub const SKX_26: SliceHash = SliceHash {
     name: "skx-26",
@@ -229,7 +234,7 @@ pub const SKX_26: SliceHash = SliceHash {
 };
 
 /// Xeon Scalable with 28 LLC slices (e.g. Xeon Platinum 8180, 8280: 38.5 MB): \[McC21\]. Base sequence of
-/// 4096 lines ([`skx28`]); masks over PA bits 18..37 (`PermSelectMasks_SKX_28-slice.tbl`).
+/// 4096 lines (`slices/skx28.rs`); masks over PA bits 18..37 (`PermSelectMasks_SKX_28-slice.tbl`).
 pub const SKX_28: SliceHash = SliceHash {
     name: "skx-28",
     slices: 28,
