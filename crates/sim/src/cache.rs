@@ -9,9 +9,9 @@
 //!
 //! Placement ([`Placement`]): a cache either indexes its sets by the low bits of the line address, or, as
 //! Intel's LLCs do, first spreads lines over slices with a published slice hash ([`crate::slices`]) and
-//! then indexes the set within the slice by the low bits. The records of a sliced cache are ordered so
-//! that lines sharing a tag, which the hash spreads over the slices, still have consecutive records;
-//! this is host layout only.
+//! then indexes the set within the slice by the low bits. Under a power-of-two hash the records of a
+//! sliced cache are ordered so that lines sharing a tag, which the hash spreads over the slices, still
+//! have consecutive records; under the others they go by slice. This is host layout only.
 //!
 //! Replacement ([`Policy`]): true LRU, or the QLRU policies that Abel and Reineke measured in the L3 of
 //! Skylake-family CPUs (\[AR20\] below), with or without their set dueling.
