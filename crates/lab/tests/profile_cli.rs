@@ -72,6 +72,21 @@ fn shown_built_in_profiles_load_back_and_simulate_byte_for_byte_alike() {
     }
 }
 
+/// The Xeon Scalable profiles whose LLC has a number of slices that is not a power of two check with
+/// their hash and slice count, and simulate.
+#[test]
+fn profiles_with_18_20_and_28_llc_slices_check_and_run() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/profiles");
+    for (name, slices) in [("r640-gold6140", 18), ("r640-gold6148", 20), ("r640-platinum8180", 28)] {
+        let file = dir.join(format!("{name}.toml")).display().to_string();
+        let facts = ok(&["profile", "check", &file]);
+        let hash = format!("in {slices} slices (skx-{slices} hash)");
+        assert!(facts.starts_with(name) && facts.contains(&hash), "{facts}");
+        assert!(facts.contains(&format!("({} sets of 64 B lines)", slices * 2048)), "{facts}");
+        assert!(short_run(&file).contains(name));
+    }
+}
+
 #[test]
 fn a_copied_and_edited_profile_runs() {
     let dir = tempfile::tempdir().unwrap();
@@ -102,7 +117,7 @@ fn profile_fields_are_sweep_axes_and_flags() {
     assert!(json.contains("ddio_ways = 4; llc.ways = 16; llc.size = 33554432"), "{json}");
     let broken = exp.replace("e.toml", "broken.toml");
     std::fs::write(&broken, std::fs::read_to_string(&exp).unwrap().replace("; llc.size = 33554432", "")).unwrap();
-    fails(&["run", &broken], &["field `cpu.llc.size`", "has 22528 sets", "give a power of two"]);
+    fails(&["run", &broken], &["field `cpu.llc.size`", "has 22528 sets", "16 slices of the skx-16 hash"]);
     fails(&["run", &exp, "--profile-set", "ddio_ways = 12"], &["ddio_ways", "exceed the LLC's 11 ways"]);
     let bad = write(dir.path(), "bad.toml", "[run]\nengine = \"sim\"\n[sweep]\nprofile.nic.speed = [1]\n");
     fails(&["run", &bad], &["bad.toml", ":4:", "profile.nic.speed", "no such profile field"]);

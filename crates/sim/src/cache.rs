@@ -9,9 +9,9 @@
 //!
 //! Placement ([`Placement`]): a cache either indexes its sets by the low bits of the line address, or, as
 //! Intel's LLCs do, first spreads lines over slices with a published slice hash ([`crate::slices`]) and
-//! then indexes the set within the slice by the low bits. The records of a sliced cache are ordered so
-//! that lines sharing a tag, which the hash spreads over the slices, still have consecutive records;
-//! this is host layout only.
+//! then indexes the set within the slice by the low bits. Under a power-of-two hash the records of a
+//! sliced cache are ordered so that lines sharing a tag, which the hash spreads over the slices, still
+//! have consecutive records; under the others they go by slice. This is host layout only.
 //!
 //! Replacement ([`Policy`]): true LRU, or the QLRU policies that Abel and Reineke measured in the L3 of
 //! Skylake-family CPUs (\[AR20\] below), with or without their set dueling.
@@ -981,42 +981,47 @@ mod tests {
 
     #[test]
     fn sliced_sets_conflict_only_within_one_slice() {
-        use crate::slices::SKX_16;
-        // The LLC of the Xeon Silver 4216: 16 slices of 2048 sets, 11 ways.
-        let mut c = SetAssoc::new(11, Lru, Sliced::new(16 * 2048, Some(&SKX_16)));
-        let all = c.all_ways();
-        let slice = |line: u64| SKX_16.slice(line << 6);
-        // Lines 2048 apart share their set within a slice; those in the same slice as line 7 conflict.
-        let same: Vec<u64> = (0..).map(|i| 7 + i * 2048).filter(|&l| slice(l) == slice(7)).take(12).collect();
-        for &l in &same[..11] {
-            assert_eq!(install(&mut c, l, all, false).1, None);
-        }
-        assert_eq!(install(&mut c, same[11], all, false).1.map(|e| e.line), Some(same[0]));
-        // Those in the other fifteen slices go elsewhere: 11 of each fill their slice's set, evicting none.
-        for s in (0..16).filter(|&s| s != slice(7)) {
-            for l in (0..).map(|i| 7 + i * 2048).filter(|&l| slice(l) == s).take(11) {
-                assert_eq!(install(&mut c, l, all, false).1, None, "{l:#x}");
+        use crate::slices::{SKX_16, SKX_18};
+        // The LLCs of the Xeon Silver 4216 and Gold 6140: 16 and 18 slices of 2048 sets, 11 ways.
+        for hash in [SKX_16, SKX_18] {
+            let mut c = SetAssoc::new(11, Lru, Sliced::new(hash.slices * 2048, Some(&hash)));
+            let all = c.all_ways();
+            let slice = |line: u64| hash.slice(line << 6);
+            // Lines 2048 apart share their set within a slice; those in the same slice as line 7 conflict.
+            let same: Vec<u64> = (0..).map(|i| 7 + i * 2048).filter(|&l| slice(l) == slice(7)).take(12).collect();
+            for &l in &same[..11] {
+                assert_eq!(install(&mut c, l, all, false).1, None);
             }
+            assert_eq!(install(&mut c, same[11], all, false).1.map(|e| e.line), Some(same[0]));
+            // Those in the other slices go elsewhere: 11 of each fill their slice's set, evicting none.
+            for s in (0..hash.slices).filter(|&s| s != slice(7)) {
+                for l in (0..).map(|i| 7 + i * 2048).filter(|&l| slice(l) == s).take(11) {
+                    assert_eq!(install(&mut c, l, all, false).1, None, "{l:#x}");
+                }
+            }
+            assert_eq!(c.occupancy(), hash.slices * 11);
         }
-        assert_eq!(c.occupancy(), 16 * 11);
     }
 
     #[test]
     fn sliced_runs_find_every_line_and_line_addresses_round_trip() {
-        use crate::slices::SKX_16;
-        let mut c = SetAssoc::new(11, Policy::Qlru, Sliced::new(16 * 2048, Some(&SKX_16)));
-        let all = c.all_ways();
-        // A run of 40 lines from the middle of a 1 KiB block (a packet's DMA write) in the arena's region
-        // of simulated memory: every line is installed and found, in the record of its own slice and set.
-        let first = (1u64 << 34) + 0x1234 * 16 + 5;
-        assert_eq!(c.write_run(first, 40, all, &mut Vec::new()), (0, 0));
-        assert_eq!(c.misses(first, 40), 0);
-        assert_eq!(c.write_run(first, 40, all, &mut Vec::new()), (40, 0));
-        for line in first..first + 40 {
-            let s = c.find(line).expect("cached");
-            assert_eq!(line_of(&c.index, s.set as usize, (line >> 11) as u32), line);
+        use crate::slices::{SKX_16, SKX_18, SKX_28};
+        for hash in [SKX_16, SKX_18, SKX_28] {
+            let mut c = SetAssoc::new(11, Policy::Qlru, Sliced::new(hash.slices * 2048, Some(&hash)));
+            let all = c.all_ways();
+            // A run of 40 lines from the middle of a 1 KiB block (a packet's DMA write) in the arena's region
+            // of simulated memory: every line is installed and found, in the record of its own slice and set.
+            let first = (1u64 << 34) + 0x1234 * 16 + 5;
+            assert_eq!(c.write_run(first, 40, all, &mut Vec::new()), (0, 0));
+            assert_eq!(c.misses(first, 40), 0);
+            assert_eq!(c.write_run(first, 40, all, &mut Vec::new()), (40, 0));
+            for line in first..first + 40 {
+                let s = c.find(line).expect("cached");
+                assert_eq!(line_of(&c.index, s.set as usize, (line >> 11) as u32), line);
+                assert_eq!(usize::from(c.sets[s.set as usize].slice), hash.slice(line << 6), "{line:#x}");
+            }
+            assert_eq!(c.occupancy(), 40);
         }
-        assert_eq!(c.occupancy(), 40);
     }
 
     /// Sweep `lines` lines cyclically through every set of `c` (one slice), `rounds` times; returns the

@@ -5,7 +5,7 @@
 
 use crate::cache::{DuelStart, Policy};
 use crate::noise::NoiseParams;
-use crate::slices::{SKX_16, SliceHash, XOR_8};
+use crate::slices::{HASHES, SKX_16, SLICE_SETS, SliceHash, XOR_8};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 
@@ -41,7 +41,8 @@ pub const REFERENCES: &[(&str, &str)] = &[
     (
         "[SLICE]",
         "the LLC slice hashes of slices.rs: McCalpin, \"Mapping Addresses to L3/CHA Slices in Intel \
-         Processors\" (TACC TR-2021-03) for Xeon Scalable with 16 slices; Maurice et al., RAID 2015, for 8 slices",
+         Processors\" (TACC TR-2021-03) for Xeon Scalable with 16 to 28 slices; Maurice et al., RAID 2015, \
+         for 8 slices",
     ),
     (
         "[AR20]",
@@ -946,7 +947,9 @@ impl Profile {
                     ),
                 );
             }
-            if !g.sets().is_power_of_two() {
+            // A sliced LLC needs a power of two per slice (below), not in all.
+            let sliced = level == "LLC" && self.cpu.llc_slices.is_some();
+            if !sliced && !g.sets().is_power_of_two() {
                 return bad(
                     fields,
                     format!(
@@ -961,17 +964,35 @@ impl Profile {
                 );
             }
         }
-        if let Some(h) = self.cpu.llc_slices.filter(|h| self.cpu.llc.sets() < h.slices() * h.slices()) {
-            return bad(
-                &["cpu.llc_slices", "cpu.llc.size"],
-                format!(
-                    "the LLC's {} sets cannot be split into {} slices of at least {} sets; use a larger LLC or \
-                     write llc_slices = \"none\"",
-                    self.cpu.llc.sets(),
-                    h.slices(),
-                    h.slices()
-                ),
-            );
+        if let Some(h) = self.cpu.llc_slices {
+            let (g, sets) = (self.cpu.llc, self.cpu.llc.sets());
+            if sets % h.slices != 0 || !(sets / h.slices).is_power_of_two() {
+                let other = HASHES
+                    .iter()
+                    .find(|o| o.slices * SLICE_SETS == sets)
+                    .map(|o| {
+                        format!(
+                            ", or for {} slices of {SLICE_SETS} sets name their hash, llc_slices = \"{}\"",
+                            o.slices, o.name
+                        )
+                    })
+                    .unwrap_or_default();
+                return bad(
+                    &["cpu.llc.size", "cpu.llc.ways", "cpu.llc_slices"],
+                    format!(
+                        "LLC of {} B in {} ways has {sets} sets, which the {} slices of the {} hash cannot share with \
+                         a power of two in each; a Xeon Scalable slice has {SLICE_SETS} sets, so give size = {} ({} x \
+                         {SLICE_SETS} sets of {} ways){other}",
+                        g.size,
+                        g.ways,
+                        h.slices,
+                        h.name,
+                        h.slices * SLICE_SETS * g.ways * LINE,
+                        h.slices,
+                        g.ways
+                    ),
+                );
+            }
         }
         if self.cpu.snoop_filter_ways > crate::cache::MAX_WAYS {
             return bad(
@@ -1083,9 +1104,9 @@ impl fmt::Display for Profile {
             self.name,
             c.cores,
             c.freq_ghz,
-            c.llc.size >> 20,
+            c.llc.size as f64 / f64::from(1 << 20),
             c.llc.ways,
-            c.llc_slices.map(|h| format!(" in {} slices ({} hash)", h.slices(), h.name)).unwrap_or_default(),
+            c.llc_slices.map(|h| format!(" in {} slices ({} hash)", h.slices, h.name)).unwrap_or_default(),
             c.llc_policy,
             self.ddio_ways,
             self.dram.peak_gbs,
@@ -1122,6 +1143,27 @@ mod tests {
         let mut p = Profile::r640_silver4216();
         p.ddio_ways = 12;
         assert!(p.validate().unwrap_err().to_string().contains("exceed the LLC's 11 ways"));
+    }
+
+    #[test]
+    fn a_sliced_llc_needs_a_power_of_two_sets_per_slice_of_its_hash() {
+        // A Xeon Gold 6140's 24.75 MiB in 11 ways, 18 x 2048 sets, with the 16-slice hash: refused,
+        // naming both counts and the hash that fits.
+        let mut p = Profile::r640_silver4216();
+        p.cpu.llc.size = 18 * 2048 * 11 * LINE;
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("36864 sets") && e.contains("16 slices of the skx-16 hash"), "{e}");
+        assert!(e.contains("size = 23068672 (16 x 2048 sets") && e.contains("llc_slices = \"skx-18\""), "{e}");
+        p.cpu.llc_slices = Some(crate::slices::SKX_18);
+        p.validate().unwrap();
+        // The 20-slice hash on them: the size for 20 slices, or the 18-slice hash.
+        p.cpu.llc_slices = Some(crate::slices::SKX_20);
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("20 slices of the skx-20 hash") && e.contains("size = 28835840"), "{e}");
+        assert!(e.contains("llc_slices = \"skx-18\""), "{e}");
+        // Without a hash the set count must be a power of two.
+        p.cpu.llc_slices = None;
+        assert!(p.validate().unwrap_err().to_string().contains("give a power of two (32768 or 65536 sets)"));
     }
 
     #[test]
