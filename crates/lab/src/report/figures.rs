@@ -291,7 +291,8 @@ impl FigureSpec {
         }
     }
 
-    /// Each row but the reference rows, its y (and x, where x is a metric) divided by its reference row's.
+    /// Each row but the reference rows, its y (and x, where x is a metric) divided by its reference row's;
+    /// a row whose reference lacks one of them, or has it at zero, is left out.
     fn relative(&self, rows: &[&Row], reference: &Select) -> Vec<Row> {
         let key = |r: &Row| self.pair.iter().map(|k| r.text(k)).collect::<Vec<_>>();
         rows.iter()
@@ -300,9 +301,10 @@ impl FigureSpec {
                 let base = rows.iter().find(|b| reference.matches(b) && key(b) == key(r))?;
                 let mut out = (*r).clone();
                 for k in [self.x_key(), self.y_key()] {
-                    if let (Some(v), Some(b)) = (r.metric(k), base.metric(k)) {
-                        let ratio = if b == 0.0 { serde_json::Value::Null } else { (v / b).into() };
-                        out.metrics.insert(k.to_string(), ratio);
+                    // A metric without a ratio (no reference value, or zero) leaves the row out.
+                    if let Some(v) = r.metric(k) {
+                        let b = base.metric(k).filter(|b| *b != 0.0)?;
+                        out.metrics.insert(k.to_string(), (v / b).into());
                     }
                 }
                 Some(out)
@@ -321,7 +323,7 @@ impl FigureSpec {
                     name: format!("{} / {of}", col.name),
                     short: format!("{} / {of}", col.short),
                     unit: Unit::Number,
-                    log: false,
+                    log: col.log,
                 }
             }
             _ => col,
@@ -424,6 +426,8 @@ impl FigureSpec {
             let col = Resolved { unit: x_unit, ..xc.clone() };
             let xs: Vec<f64> = values(|p| p.0);
             Axis::numeric(&col, x_unit, &xs, self.log_x, false)
+        } else if xk == "app_params" {
+            Axis::categories(&xc, without_shared_params(&cats))
         } else {
             Axis::categories(&xc, cats)
         };
@@ -454,6 +458,25 @@ impl FigureSpec {
         };
         Ok(Plot { title: self.title(), x, y, series, mark, rules: vec![] })
     }
+}
+
+/// App parameter lists (`buffer=40MiB,reads=16`) less the `key=value` parts every one of them holds, so
+/// that a category names what varies (`reads=16`).
+fn without_shared_params(cats: &[String]) -> Vec<String> {
+    let parts = |c: &str| c.split(',').map(str::to_string).collect::<Vec<_>>();
+    let shared: Vec<String> = cats
+        .first()
+        .map(|c| parts(c))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| cats.iter().all(|c| parts(c).contains(p)))
+        .collect();
+    cats.iter()
+        .map(|c| {
+            let kept: Vec<String> = parts(c).into_iter().filter(|p| !shared.contains(p)).collect();
+            if kept.is_empty() { c.clone() } else { kept.join(",") }
+        })
+        .collect()
 }
 
 /// The sections of the published points of `key`'s series, as "§2.3, §5".

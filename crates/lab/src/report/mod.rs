@@ -282,6 +282,10 @@ mod tests {
         let want: Vec<f64> = [0.8, 0.05, 0.0125].iter().map(|v| plot.y.at(*v)).collect();
         assert_eq!(ys, want, "rxBisect's 20 us over privRing's 25 us x ring / 64 at rings 64, 1 Ki, 4 Ki");
         assert_eq!(plot.y.title, "Mean latency / privRing");
+        let mut unmeasured = rows();
+        unmeasured[0].metrics.insert("latency.mean".into(), 0.0.into());
+        let plot = lines.plot(&unmeasured, &[], "p").unwrap();
+        assert_eq!(plot.series[0].pts.len(), 2, "a row whose reference has no latency is left out");
         let scatter = spec(
             "kind = 'scatter'\nx = 'cycles.total'\ny = 'latency.mean'\nrelative_to = { label = 'privRing' }\npair = ['ring']",
         );
@@ -293,6 +297,18 @@ mod tests {
             .plot(&rows(), &[], "p")
             .unwrap_err();
         assert!(e.to_string().contains("no row has a `relative_to` row"), "{e}");
+    }
+
+    /// Over app parameter lists, a category names what varies.
+    #[test]
+    fn app_parameter_categories_name_what_varies() {
+        let mut rows = rows();
+        for r in &mut rows {
+            let reads = r.text("ring");
+            r.params.insert("app_params".into(), format!("buffer=40MiB,reads={reads}").into());
+        }
+        let plot = spec("x = 'app_params'\ny = 'latency.mean'").plot(&rows, &[], "p").unwrap();
+        assert_eq!(plot.x.categories, ["reads=64", "reads=1024", "reads=4096"]);
     }
 
     #[test]
