@@ -31,6 +31,17 @@
 //! A side's value is the mean of `metric` over its rows, or with `above = X` the share of its rows
 //! whose metric exceeds X. Tolerances are fixed per claim from the paper's wording, never fitted.
 //!
+//! A claim about each configuration ("shRing/8 outperforms privRing in all cases", "up to 2.1x") pairs the
+//! two sides' rows instead, by the columns that name a configuration, and takes one ratio per pair:
+//!
+//! ```toml
+//! pair = ["app_params"]             # a's and b's rows with equal values of these columns, one ratio each
+//! take = "min"                      # "mean" (default), "min" or "max" of the ratios; with `above = X`
+//!                                   # the share of the ratios above X
+//! ```
+//!
+//! A pair whose denominator is zero or missing has no ratio and is left out.
+//!
 //! Where both sides' points ran `--trials` (the papers' "trimmed means of ten runs"), the verdict also
 //! says how the ratio spreads over the simulator seeds: each seed's own ratio, from the numbers every
 //! trial keeps (`crate::trials::per_run`). The papers' runs spread less than 5 %; a check whose seeds
@@ -118,6 +129,25 @@ pub struct Check {
     /// How rxlab's value must relate to the paper's.
     #[serde(default)]
     pub bound: Bound,
+    /// Pair a's and b's rows by these columns and compare each pair's own ratio (see the module docs).
+    #[serde(default)]
+    pub pair: Vec<String>,
+    /// What the pairs' ratios give.
+    #[serde(default)]
+    pub take: Take,
+}
+
+/// What a paired check takes of its ratios (`take`); `above = X` takes the share above X instead.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Take {
+    /// Their mean.
+    #[default]
+    Mean,
+    /// The lowest ("in all cases").
+    Min,
+    /// The highest ("up to").
+    Max,
 }
 
 /// The relation a check asks for; every form allows the check's relative tolerance.
@@ -206,10 +236,21 @@ impl Select {
 }
 
 impl Check {
+    /// Refuse `pair` without a `b` to pair with, and `take` without `pair`.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        if !self.pair.is_empty() && self.b.is_none() {
+            anyhow::bail!("`pair` compares a's rows with b's: give `b`, or leave `pair` out");
+        }
+        if self.pair.is_empty() && self.take != Take::Mean {
+            anyhow::bail!("`take` chooses among paired ratios: give `pair = [columns]`, or leave `take` out");
+        }
+        Ok(())
+    }
+
     /// Each seed's value of a side (the mean over its rows of that seed's run), paired by seed; `None`
     /// unless every row ran the same two or more seeds and kept this metric per run.
     fn side_seeds(&self, s: &Select, rows: &[Row]) -> Option<Vec<(u64, f64)>> {
-        if self.above.is_some() {
+        if self.above.is_some() || !self.pair.is_empty() {
             return None;
         }
         let per: Vec<Vec<(u64, f64)>> = rows
@@ -272,12 +313,37 @@ impl Check {
         })
     }
 
+    /// A paired check's value: one ratio for each of a's rows and the b row with the same values of the
+    /// `pair` columns, then their share above `above`, or the `take` of them.
+    fn paired(&self, b: &Select, rows: &[Row]) -> Option<f64> {
+        let key = |r: &Row| self.pair.iter().map(|k| r.text(k)).collect::<Vec<_>>();
+        let ratios: Vec<f64> = rows
+            .iter()
+            .filter(|r| self.a.matches(r))
+            .filter_map(|r| {
+                let other = rows.iter().find(|o| b.matches(o) && key(o) == key(r))?;
+                let (x, y) = (r.metric(&self.metric)?, other.metric(&self.metric)?);
+                (y != 0.0).then_some(x / y)
+            })
+            .collect();
+        if ratios.is_empty() {
+            return None;
+        }
+        let n = ratios.len() as f64;
+        Some(match (self.above, self.take) {
+            (Some(t), _) => ratios.iter().filter(|x| **x > t).count() as f64 / n,
+            (None, Take::Mean) => ratios.iter().sum::<f64>() / n,
+            (None, Take::Min) => ratios.iter().copied().fold(f64::INFINITY, f64::min),
+            (None, Take::Max) => ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        })
+    }
+
     /// The verdict over `rows`.
     pub fn verdict(&self, rows: &[Row]) -> Verdict {
-        let a = self.side(&self.a, rows);
         let rxlab = match &self.b {
-            None => a,
-            Some(b) => a.zip(self.side(b, rows)).and_then(|(a, b)| (b != 0.0).then_some(a / b)),
+            Some(b) if !self.pair.is_empty() => self.paired(b, rows),
+            None => self.side(&self.a, rows),
+            Some(b) => self.side(&self.a, rows).zip(self.side(b, rows)).and_then(|(a, b)| (b != 0.0).then_some(a / b)),
         };
         Verdict {
             what: self.what.clone(),
@@ -332,6 +398,46 @@ mod tests {
             r.metrics.insert(format!("trials.runs.{i}.gbps_wire"), (*g).into());
         }
         r
+    }
+
+    fn config(label: &str, reads: u32, gbps: f64) -> Row {
+        let mut r = row(label, gbps);
+        r.params.insert("app_params".into(), format!("reads={reads}").into());
+        r
+    }
+
+    #[test]
+    fn paired_checks_take_each_configurations_own_ratio() {
+        let rows = [
+            config("s", 1, 200.0),
+            config("p", 1, 200.0),
+            config("s", 8, 150.0),
+            config("p", 8, 100.0),
+            config("s", 12, 90.0),
+            config("p", 12, 0.0),
+        ];
+        let check = |extra: &str| -> Check {
+            toml::from_str(&format!(
+                "what = \"x\"\nmetric = \"g\"\na = \"s\"\nb = \"p\"\npaper = 1.0\npair = [\"app_params\"]\n{extra}"
+            ))
+            .unwrap()
+        };
+        // Ratios 1.0 and 1.5; reads=12 has no denominator and is left out.
+        assert_eq!(check("").verdict(&rows).rxlab, Some(1.25));
+        assert_eq!(check("take = \"min\"").verdict(&rows).rxlab, Some(1.0));
+        assert_eq!(check("take = \"max\"").verdict(&rows).rxlab, Some(1.5));
+        assert_eq!(check("above = 1.02").verdict(&rows).rxlab, Some(0.5));
+        // Unpaired, the same rows compare means: (200 + 150 + 90) / 3 over (200 + 100 + 0) / 3.
+        let plain: Check = toml::from_str("what = \"x\"\nmetric = \"g\"\na = \"s\"\nb = \"p\"\npaper = 1.0").unwrap();
+        assert_eq!(plain.verdict(&rows).rxlab, Some(440.0 / 300.0));
+        assert_eq!(check("").verdict(&rows[..1]).rxlab, None, "no pair, no value");
+        let lone: Check =
+            toml::from_str("what = \"x\"\nmetric = \"g\"\na = \"s\"\npaper = 1.0\npair = [\"app_params\"]").unwrap();
+        assert!(lone.validate().unwrap_err().to_string().contains("give `b`"));
+        let take: Check =
+            toml::from_str("what = \"x\"\nmetric = \"g\"\na = \"s\"\nb = \"p\"\npaper = 1.0\ntake = \"max\"").unwrap();
+        assert!(take.validate().unwrap_err().to_string().contains("give `pair"));
+        assert!(check("take = \"max\"").validate().is_ok());
     }
 
     #[test]

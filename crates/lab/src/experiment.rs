@@ -174,6 +174,9 @@ impl Experiment {
         for (i, f) in file.figure.iter().enumerate() {
             f.validate().map_err(|e| anyhow!("figure {}: {e:#}", i + 1))?;
         }
+        for c in file.claim.iter().flat_map(|c| &c.check) {
+            c.validate().map_err(|e| anyhow!("claim check `{}`: {e:#}", c.what))?;
+        }
         let mut axes = Vec::new();
         for (key, v) in &file.sweep.0 {
             let line = line_of(text, v.span().start);

@@ -10,6 +10,8 @@
 //! log_x = true                        # force a log (or, with false, linear) axis; default: the
 //! log_y = false                       #   registry's preference when values span over 20x
 //! only = { rate = "35Mpps" }          # draw only the rows with these parameter values
+//! relative_to = { label = "privRing" } # draw each row's metrics over those of the row these parameters
+//! pair = ["app_params"]               #   pick among the rows with its values of `pair` (shRing Fig. 7)
 //! ```
 //!
 //! - `lines`: one point per row, one line per series; the paper's published points for `y` (from the
@@ -82,6 +84,12 @@ pub struct FigureSpec {
     pub along: Option<String>,
     /// Only the rows whose parameters have these values.
     pub only: Option<toml::Table>,
+    /// Draw each row's metrics (y, and x where it is a metric) over its reference row's: the row these
+    /// parameters select among those with the same values of `pair`; the reference rows are not drawn.
+    pub relative_to: Option<toml::Table>,
+    /// The columns that pair a row with its reference row (`relative_to`).
+    #[serde(default)]
+    pub pair: Vec<String>,
 }
 
 fn default_series() -> String {
@@ -242,6 +250,12 @@ impl FigureSpec {
             Kind::Lines | Kind::Scatter if self.x.is_empty() => {
                 bail!("a `lines` or `scatter` figure needs `x`, a parameter or metric column")
             }
+            Kind::Lines | Kind::Scatter if self.relative_to.is_some() == self.pair.is_empty() => {
+                bail!("`relative_to` and `pair` go together: the reference's parameters and the columns that pair rows")
+            }
+            _ if self.relative_to.is_some() && !matches!(self.kind, Kind::Lines | Kind::Scatter) => {
+                bail!("`relative_to` draws a `lines` or `scatter` figure; leave it out of a `{:?}` one", self.kind)
+            }
             _ => Ok(()),
         }
     }
@@ -259,10 +273,60 @@ impl FigureSpec {
         if rows.is_empty() {
             bail!("figure '{}': no row matches `only`; check its parameter values", self.title());
         }
+        let relative;
+        let rows = match &self.relative_to {
+            Some(t) => {
+                relative = self.relative(&rows, &Select::Params(t.clone()));
+                if relative.is_empty() {
+                    bail!("figure '{}': no row has a `relative_to` row with its `pair` values", self.title());
+                }
+                relative.iter().collect()
+            }
+            None => rows,
+        };
         match (self.kind, self.array()) {
             (Kind::Stacked, _) => self.stacked(&rows),
             (_, Some(array)) => self.along(array, &rows),
             (_, None) => self.across(&rows, published, paper),
+        }
+    }
+
+    /// Each row but the reference rows, its y (and x, where x is a metric) divided by its reference row's;
+    /// a row whose reference lacks one of them, or has it at zero, is left out.
+    fn relative(&self, rows: &[&Row], reference: &Select) -> Vec<Row> {
+        let key = |r: &Row| self.pair.iter().map(|k| r.text(k)).collect::<Vec<_>>();
+        rows.iter()
+            .filter(|r| !reference.matches(r))
+            .filter_map(|r| {
+                let base = rows.iter().find(|b| reference.matches(b) && key(b) == key(r))?;
+                let mut out = (*r).clone();
+                for k in [self.x_key(), self.y_key()] {
+                    // A metric without a ratio (no reference value, or zero) leaves the row out.
+                    if let Some(v) = r.metric(k) {
+                        let b = base.metric(k).filter(|b| *b != 0.0)?;
+                        out.metrics.insert(k.to_string(), (v / b).into());
+                    }
+                }
+                Some(out)
+            })
+            .collect()
+    }
+
+    /// The registry entry of `key` as this figure draws it: over the reference's, a plain ratio.
+    fn drawn(&self, key: &str, rows: &[&Row]) -> Resolved {
+        let col = metrics::lookup(key);
+        match &self.relative_to {
+            Some(t) if rows.iter().any(|r| r.metrics.contains_key(key)) => {
+                let of: Vec<String> = t.values().map(|v| v.as_str().map_or(v.to_string(), str::to_string)).collect();
+                let of = of.join(", ");
+                Resolved {
+                    name: format!("{} / {of}", col.name),
+                    short: format!("{} / {of}", col.short),
+                    unit: Unit::Number,
+                    log: col.log,
+                }
+            }
+            _ => col,
         }
     }
 
@@ -323,7 +387,7 @@ impl FigureSpec {
         let (xk, yk) = (self.x_key(), self.y_key());
         let published: Vec<&Published> = published.iter().filter(|p| p.metric == yk).collect();
         let texts: Vec<String> = rows.iter().map(|r| r.text(xk)).chain(published.iter().map(|p| p.x_text())).collect();
-        let xc = metrics::lookup(xk);
+        let xc = self.drawn(xk, rows);
         let x_unit =
             if xc.unit == Unit::Rate { texts.first().map_or(Unit::Mpps, |t| Unit::of_rate(t)) } else { xc.unit };
         let numeric = texts.iter().all(|t| metrics::parse_value(xc.unit, t).is_some());
@@ -362,10 +426,12 @@ impl FigureSpec {
             let col = Resolved { unit: x_unit, ..xc.clone() };
             let xs: Vec<f64> = values(|p| p.0);
             Axis::numeric(&col, x_unit, &xs, self.log_x, false)
+        } else if xk == "app_params" {
+            Axis::categories(&xc, without_shared_params(&cats))
         } else {
             Axis::categories(&xc, cats)
         };
-        let yc = metrics::lookup(yk);
+        let yc = self.drawn(yk, rows);
         let y = Axis::numeric(&yc, yc.unit, &values(|p| p.1), self.log_y, true);
         // Over categories, each series sits a little beside the others, so equal values stay visible; the
         // paper's points sit where the rxlab series they belong to does.
@@ -392,6 +458,25 @@ impl FigureSpec {
         };
         Ok(Plot { title: self.title(), x, y, series, mark, rules: vec![] })
     }
+}
+
+/// App parameter lists (`buffer=40MiB,reads=16`) less the `key=value` parts every one of them holds, so
+/// that a category names what varies (`reads=16`).
+fn without_shared_params(cats: &[String]) -> Vec<String> {
+    let parts = |c: &str| c.split(',').map(str::to_string).collect::<Vec<_>>();
+    let shared: Vec<String> = cats
+        .first()
+        .map(|c| parts(c))
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|p| cats.iter().all(|c| parts(c).contains(p)))
+        .collect();
+    cats.iter()
+        .map(|c| {
+            let kept: Vec<String> = parts(c).into_iter().filter(|p| !shared.contains(p)).collect();
+            if kept.is_empty() { c.clone() } else { kept.join(",") }
+        })
+        .collect()
 }
 
 /// The sections of the published points of `key`'s series, as "§2.3, §5".

@@ -100,7 +100,8 @@ pub fn section(dir: &Path, page_dir: &Path) -> Result<Section> {
             let mut plot =
                 spec.plot(&rows, published, paper).map_err(|e| anyhow::anyhow!("{}: {e:#}", path.display()))?;
             for check in exp.claim.iter().flat_map(|c| &c.check) {
-                if let Some(threshold) = check.above {
+                // A paired check's threshold is on each pair's ratio, not on the metric's axis.
+                if let Some(threshold) = check.above.filter(|_| check.pair.is_empty()) {
                     plot.rule(spec, &check.metric, threshold);
                 }
             }
@@ -269,6 +270,45 @@ mod tests {
         assert!(!plot.rules[0].vertical && plot.rules[0].at == plot.y.at(30_000.0));
         let stem = tempfile::tempdir().unwrap();
         write_figure(&plot, &stem.path().join("f")).unwrap();
+    }
+
+    /// `relative_to` draws each row over its pair's reference row (shRing Fig. 7's "normalized to privRing").
+    #[test]
+    fn relative_figures_draw_each_row_over_its_reference() {
+        let lines = spec("x = 'ring'\ny = 'latency.mean'\nrelative_to = { label = 'privRing' }\npair = ['ring']");
+        let plot = lines.plot(&rows(), &[], "p").unwrap();
+        assert_eq!(plot.series.len(), 1, "the reference rows are not drawn");
+        let ys: Vec<f64> = plot.series[0].pts.iter().map(|p| p.1).collect();
+        let want: Vec<f64> = [0.8, 0.05, 0.0125].iter().map(|v| plot.y.at(*v)).collect();
+        assert_eq!(ys, want, "rxBisect's 20 us over privRing's 25 us x ring / 64 at rings 64, 1 Ki, 4 Ki");
+        assert_eq!(plot.y.title, "Mean latency / privRing");
+        let mut unmeasured = rows();
+        unmeasured[0].metrics.insert("latency.mean".into(), 0.0.into());
+        let plot = lines.plot(&unmeasured, &[], "p").unwrap();
+        assert_eq!(plot.series[0].pts.len(), 2, "a row whose reference has no latency is left out");
+        let scatter = spec(
+            "kind = 'scatter'\nx = 'cycles.total'\ny = 'latency.mean'\nrelative_to = { label = 'privRing' }\npair = ['ring']",
+        );
+        let (svg, _) = render(&scatter, &[]);
+        assert!(svg.contains("Mean latency / privRing") && svg.contains("Cycles per packet / privRing"), "{svg}");
+        let e = spec("x = 'ring'\ny = 'latency.mean'\nrelative_to = { label = 'privRing' }").validate().unwrap_err();
+        assert!(e.to_string().contains("`pair`"), "{e}");
+        let e = spec("x = 'ring'\ny = 'latency.mean'\nrelative_to = { label = 'none' }\npair = ['ring']")
+            .plot(&rows(), &[], "p")
+            .unwrap_err();
+        assert!(e.to_string().contains("no row has a `relative_to` row"), "{e}");
+    }
+
+    /// Over app parameter lists, a category names what varies.
+    #[test]
+    fn app_parameter_categories_name_what_varies() {
+        let mut rows = rows();
+        for r in &mut rows {
+            let reads = r.text("ring");
+            r.params.insert("app_params".into(), format!("buffer=40MiB,reads={reads}").into());
+        }
+        let plot = spec("x = 'app_params'\ny = 'latency.mean'").plot(&rows, &[], "p").unwrap();
+        assert_eq!(plot.x.categories, ["reads=64", "reads=1024", "reads=4096"]);
     }
 
     #[test]
