@@ -740,13 +740,15 @@ pub fn run_design<D: Design, A: App>(
         data_gbps: s.data_bytes as f64 * 8.0 / secs / 1e9,
         metadata_share: 1.0 - ratio(s.data_bytes as f64, s.payload_bytes as f64),
     };
+    let (latency, received_mpps) = (hist.summary(), ratio(c.delivered_win as f64, secs) / 1e6);
     let report = SimReport {
         setup: format!("sim: {} on {}, {} cores, app {}", D::NAME, profile, cores, cfg.app),
         window_s: secs,
         offered: tp(c.offered_win),
         throughput: tp(c.sent_win),
-        received_mpps: ratio(c.delivered_win as f64, secs) / 1e6,
-        latency: hist.summary(),
+        received_mpps,
+        latency_ring_sets: ratio(latency.mean * received_mpps * 1e-3, occupancy.capacity as f64),
+        latency,
         latency_stages: stages.report(),
         service_ns: service.summary(),
         latency_cdf: hist.cdf(),

@@ -487,8 +487,9 @@ impl Memory {
     }
 
     /// Install the line of `miss` in the LLC among the ways of `mask`, evicting a victim (and, in an
-    /// inclusive LLC, invalidating the cores' copies of it). Returns the slot and whether the victim must be written back to DRAM (the
-    /// caller accounts it, so that a DMA run accounts its write-backs at once).
+    /// inclusive LLC, invalidating the cores' copies of it). Returns the slot and whether the victim must
+    /// be written back to DRAM (the caller accounts it, so that a DMA run accounts its write-backs at
+    /// once).
     #[inline]
     fn llc_install(&mut self, miss: Miss, mask: u16, dirty: bool) -> (Slot, bool) {
         let (v, ev) = self.llc.install(miss, mask, dirty);

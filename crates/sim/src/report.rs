@@ -190,6 +190,11 @@ pub struct SimReport {
     pub latency_cdf: Vec<CdfPoint>,
     /// Mean ring occupancy as a fraction of capacity (sampled at arrivals).
     pub ring_occupancy: f64,
+    /// The mean latency in full sets of the design's receive rings, by Little's law: the packets a
+    /// mean latency holds in flight at the delivered rate, over the receive ring entries. About 1 is a
+    /// server whose every receive ring is full and whose latency is that queue (the papers' tipped
+    /// state, rxBisect Table 2's privRing); 2 is another full set queued beyond it, in transmit rings.
+    pub latency_ring_sets: f64,
     /// Ring occupancy and throughput over the whole run, warm-up included, in
     /// [`crate::timeline::SLICES`] slices: whether the run settled.
     pub timeline: Vec<crate::timeline::Slice>,
@@ -269,6 +274,7 @@ impl fmt::Display for SimReport {
         let s = &self.service_ns;
         row(f, "service ns/packet", format!("mean {:.0}  p50 {}  p99 {}  p99.9 {}", s.mean, s.p50, s.p99, s.p999))?;
         row(f, "ring occupancy", pct(self.ring_occupancy))?;
+        row(f, "latency in ring sets", format!("{:.2} full sets of receive rings", self.latency_ring_sets))?;
         let phases: Vec<String> = self.cycles.phases.iter().map(|(k, v)| format!("{k} {v:.0}")).collect();
         row(f, "cycles/packet", format!("{:.0}  ({})", self.cycles.total, phases.join(", ")))?;
         row(
