@@ -7,7 +7,7 @@
 //! al., "Attack Directories, Not Caches: Side Channel Attacks in a Non-Inclusive World", IEEE S&P 2019,
 //! §IV). It tracks every line an L2 holds, with the cores that hold it and whether one holds it
 //! modified; an entry it must evict to track a new line takes the line from every core that holds it
-//! (back-invalidation, [YAN19] §IV-C), which is how one core's fills can evict another core's private
+//! (back-invalidation, Yan et al. §IV-C), which is how one core's fills can evict another core's private
 //! lines on this part. Its replacement policy is not published: here it is LRU, which a directory that
 //! sees every L2 fill approximates as well as any.
 
