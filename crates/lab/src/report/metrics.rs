@@ -109,6 +109,7 @@ pub const METRICS: &[Metric] = &[
     // Rings.
     m("ring_occupancy", "Ring occupancy", "occupancy", Share, false),
     m("occupancy", "Ring occupancy", "occupancy", Share, false),
+    m("latency_ring_sets", "Mean latency in full receive ring sets", "ring sets", Number, false),
     m("timeline.*.t_us", "Time since start", "t", Us, false),
     m("timeline.*.occupancy", "Ring occupancy", "occupancy", Share, false),
     m("timeline.*.gbps_wire", "Throughput", "", Gbps, false),
