@@ -233,6 +233,12 @@ impl Select {
             }),
         }
     }
+
+    /// The first of `rows` this selects that has `row`'s values of the `pair` columns: the row a paired
+    /// check compares `row` with, or a relative figure draws it over.
+    pub fn partner<'r>(&self, rows: impl IntoIterator<Item = &'r Row>, row: &Row, pair: &[String]) -> Option<&'r Row> {
+        rows.into_iter().find(|o| self.matches(o) && pair.iter().all(|k| o.text(k) == row.text(k)))
+    }
 }
 
 impl Check {
@@ -316,12 +322,11 @@ impl Check {
     /// A paired check's value: one ratio for each of a's rows and the b row with the same values of the
     /// `pair` columns, then their share above `above`, or the `take` of them.
     fn paired(&self, b: &Select, rows: &[Row]) -> Option<f64> {
-        let key = |r: &Row| self.pair.iter().map(|k| r.text(k)).collect::<Vec<_>>();
         let ratios: Vec<f64> = rows
             .iter()
             .filter(|r| self.a.matches(r))
             .filter_map(|r| {
-                let other = rows.iter().find(|o| b.matches(o) && key(o) == key(r))?;
+                let other = b.partner(rows, r, &self.pair)?;
                 let (x, y) = (r.metric(&self.metric)?, other.metric(&self.metric)?);
                 (y != 0.0).then_some(x / y)
             })

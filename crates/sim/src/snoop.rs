@@ -69,7 +69,7 @@ impl SnoopFilter {
     /// goes ([`SnoopFilter::track`]).
     #[inline]
     pub fn lookup(&mut self, line: u64) -> Result<Tracked, Miss> {
-        self.dir.access(line).map(|h| Tracked { slot: h.slot, cores: self.cores[h.slot.index()], modified: h.flag_b })
+        self.dir.access(line).map(|h| self.tracked(h.slot))
     }
 
     /// Record that `cores` hold the line of `t` now, `modified` or not; no cores frees the entry.

@@ -294,11 +294,10 @@ impl FigureSpec {
     /// Each row but the reference rows, its y (and x, where x is a metric) divided by its reference row's;
     /// a row whose reference lacks one of them, or has it at zero, is left out.
     fn relative(&self, rows: &[&Row], reference: &Select) -> Vec<Row> {
-        let key = |r: &Row| self.pair.iter().map(|k| r.text(k)).collect::<Vec<_>>();
         rows.iter()
             .filter(|r| !reference.matches(r))
             .filter_map(|r| {
-                let base = rows.iter().find(|b| reference.matches(b) && key(b) == key(r))?;
+                let base = reference.partner(rows.iter().copied(), r, &self.pair)?;
                 let mut out = (*r).clone();
                 for k in [self.x_key(), self.y_key()] {
                     // A metric without a ratio (no reference value, or zero) leaves the row out.
