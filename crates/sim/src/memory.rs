@@ -5,8 +5,10 @@
 //!   whose private caches may hold it and a flag saying one of them holds it modified; an LLC eviction
 //!   takes the line from those cores.
 //! - **Non-inclusive with a snoop filter** (Skylake-SP; [`crate::snoop`]): a core's fill from DRAM goes to
-//!   its L2 alone; a line the LLC holds moves to the L2 that asks for it and leaves the LLC; what the L2s
-//!   evict goes into the LLC (in any way), so the LLC holds what the L2s gave up and what the NIC wrote.
+//!   its L2 alone; a line the LLC holds moves to the L2 that asks for it and leaves the LLC, except one
+//!   read from a DDIO way or an inclusive way, which the LLC keeps in its inclusive ways (Park et al.'s
+//!   A4, [`crate::profile::CpuParams::inclusive_ways`]); what the L2s evict goes into the LLC (in any
+//!   way), so the LLC holds what the L2s gave up and what the NIC wrote.
 //!   The snoop filter tracks the lines the L2s hold; its evictions take them from the cores, who give
 //!   them to the LLC as their own evictions. A core's miss finds another core's copy through it; a DMA
 //!   write takes the line from the cores that hold it; a DMA read of a line a core holds is served from
@@ -85,6 +87,9 @@ pub struct Memory {
     /// Scratch list of a NIC write run's lines whose core copies must be dropped.
     shootdowns: Vec<Shootdown>,
     ddio_mask: u16,
+    /// Beside a snoop filter, the LLC ways that keep a copy of a line a core reads from them or from a
+    /// DDIO way ([`crate::profile::CpuParams::inclusive_ways`]); empty: every such line leaves the LLC.
+    inclusive_mask: u16,
     /// Each core's hardware prefetchers, if the profile runs them.
     prefetchers: Option<Vec<Prefetcher>>,
     /// Whether the L2 spatial prefetcher runs (with the others).
@@ -159,6 +164,7 @@ impl Memory {
             shootdowns: Vec::new(),
             llc,
             ddio_mask,
+            inclusive_mask: ((1u32 << c.inclusive_ways) - 1) as u16,
             prefetchers: c.hw_prefetch.then(|| vec![Prefetcher::default(); cores]),
             adjacent_prefetch: c.adjacent_prefetch,
             nic_core,
@@ -416,8 +422,7 @@ impl Memory {
                 let (cost, dirty) = match self.llc.access(line) {
                     Ok(h) => {
                         self.stats.llc.0 += 1;
-                        self.llc.invalidate(h.slot);
-                        (self.lat.llc, h.dirty)
+                        (self.lat.llc, self.llc_hit_non_inclusive(h, line, now))
                     }
                     Err(_) => {
                         self.stats.llc.1 += 1;
@@ -430,6 +435,26 @@ impl Memory {
                 (cost, dirty || write)
             }
         }
+    }
+
+    /// A core's hit in the non-inclusive LLC: a line in an inclusive way stays; one in a DDIO way
+    /// migrates to the inclusive ways (A4's C1, [`crate::profile::CpuParams::inclusive_ways`]); any
+    /// other leaves the LLC for the L2. Returns whether the L2 takes the line dirty (the LLC's dirty
+    /// data goes with the only copy; a copy the LLC keeps keeps it).
+    fn llc_hit_non_inclusive(&mut self, h: crate::cache::Hit, line: u64, now: u64) -> bool {
+        let way = 1u16 << h.slot.way;
+        if self.inclusive_mask & way != 0 {
+            return false;
+        }
+        self.llc.invalidate(h.slot);
+        if self.inclusive_mask == 0 || self.ddio_mask & way == 0 {
+            return h.dirty;
+        }
+        let Err(miss) = self.llc.access(line) else { unreachable!("the line was just dropped") };
+        if self.llc_install(miss, self.inclusive_mask, h.dirty).1 {
+            self.dram.transfer(now, LINE as u64, true);
+        }
+        false
     }
 
     /// Track the line of the snoop filter's `miss` as held by `cores`; the entry displaced for it takes
@@ -792,6 +817,37 @@ mod tests {
         assert_eq!(m.cpu_access(0, l(1), Op::Read, 0), m.lat.llc);
         assert_eq!((m.llc_holds(l(1)), m.core_holds(0, l(1))), (None, true));
         assert_eq!(m.stats.llc, (1, 3));
+    }
+
+    /// With inclusive ways (A4's C1), a line the NIC wrote into a DDIO way migrates to them when a core
+    /// reads it and stays in the LLC, clean in the L2 and dirty in the LLC, so the NIC's next write to it
+    /// hits; a line a core evicted into another way still leaves the LLC when read.
+    #[test]
+    fn a_line_read_from_a_ddio_way_migrates_to_the_inclusive_ways() {
+        let mut p = small_profile(1);
+        (p.cpu.snoop_filter_ways, p.cpu.inclusive_ways) = (4, 1);
+        p.validate().unwrap();
+        let mut m = Memory::new(&p, 2);
+        assert_eq!(m.nic_write(l(1), 1, 0), 0);
+        assert_eq!(m.llc_holds(l(1)), Some(true), "allocated in the DDIO way");
+        assert_eq!(m.cpu_access(0, l(1), Op::Read, 0), m.lat.llc);
+        let s = m.llc.find(l(1)).expect("kept in the LLC");
+        assert_eq!((s.way, m.llc.dirty(s), m.core_holds(0, l(1))), (0, true, true));
+        assert!(!m.l2[0].dirty(m.l2[0].find(l(1)).unwrap()));
+        assert_eq!(m.nic_write(l(1), 1, 0), 1, "the NIC's next write hits");
+        assert!(!m.core_holds(0, l(1)));
+        // A line the L2 gave up, in a way that is neither: read, it leaves the LLC.
+        m.cpu_access(0, l(2), Op::Read, 0);
+        m.cpu_access(0, l(3), Op::Read, 0);
+        m.cpu_access(0, l(5), Op::Read, 0);
+        let s = m.llc.find(l(2)).expect("l(2) was evicted into the LLC");
+        assert!(m.ddio_mask & 1 << s.way == 0 && m.inclusive_mask & 1 << s.way == 0);
+        m.cpu_access(0, l(2), Op::Read, 0);
+        assert_eq!(m.llc_holds(l(2)), None);
+        assert!(p.cpu.inclusive_ways <= p.cpu.llc.ways);
+        p.cpu.snoop_filter_ways = 0;
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("inclusive ways"), "{e}");
     }
 
     /// A DMA write finds a core's copy through the snoop filter and takes it away; a DMA read of a line a

@@ -137,6 +137,12 @@ pub struct CpuParams {
     /// inclusive and is itself the directory of the lines the private caches hold.
     #[serde(default)]
     pub snoop_filter_ways: usize,
+    /// Beside a non-inclusive LLC, the LLC's lowest ways that keep a copy of a line a core reads from a
+    /// DDIO way or from one of them (Park et al., "A4", arXiv 2506.11329, 2025: DMA-written lines in the
+    /// DCA ways migrate to the "inclusive ways" when a core accesses them); any other line a core reads
+    /// leaves the LLC for its L2. 0 (or absent): every line a core reads leaves the LLC.
+    #[serde(default)]
+    pub inclusive_ways: usize,
     /// Extra cycles of a locked read-modify-write beyond the access itself.
     pub atomic_cycles: u32,
     /// Cycles to move a line that another core holds modified (snoop and transfer).
@@ -421,6 +427,7 @@ fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize, sl
         llc_policy: Policy::QlruAdaptive,
         llc_duel_start: DuelStart::Neutral,
         snoop_filter_ways: 0,
+        inclusive_ways: 0,
         atomic_cycles: 18,
         transfer_cycles: (50.0 * freq_ghz).round() as u32,
         fill_buffers: 10,
@@ -1001,6 +1008,18 @@ impl Profile {
                     "a snoop filter of {} ways; the cache model supports 1..={} (0: an inclusive LLC, no filter)",
                     self.cpu.snoop_filter_ways,
                     crate::cache::MAX_WAYS
+                ),
+            );
+        }
+        if self.cpu.inclusive_ways > 0
+            && (self.cpu.snoop_filter_ways == 0 || self.cpu.inclusive_ways > self.cpu.llc.ways)
+        {
+            return bad(
+                &["cpu.inclusive_ways", "cpu.snoop_filter_ways"],
+                format!(
+                    "{} inclusive ways: they belong to a non-inclusive LLC (cpu.snoop_filter_ways > 0) and \
+                     number at most its {} ways",
+                    self.cpu.inclusive_ways, self.cpu.llc.ways
                 ),
             );
         }
