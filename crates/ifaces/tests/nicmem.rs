@@ -1,8 +1,9 @@
 //! nicmem's four configurations under random single-threaded interleavings (packets of 60-1500 B, a
 //! NIC memory small enough that split rings spill to the secondary ring): conservation, no duplicate,
 //! per-core order, byte-exact transmission of both gathered segments, and every buffer of both arenas
-//! (host and NIC memory) back at the end. Then nmKVS under real threads: no transmitted value is torn.
-//! And the bad inputs: a split offset beyond the buffer, NIC memory too small.
+//! (host and NIC memory) back at the end, also with NIC memory on one queue of two (§6.4). Then nmKVS
+//! under real threads: no transmitted value is torn. And the bad inputs: a split offset beyond the buffer,
+//! NIC memory too small, NIC memory queues on a design without split rings or beyond the cores' queues.
 
 #![cfg(not(loom))]
 
@@ -25,7 +26,7 @@ fn small() -> IfaceConfig {
         tx_ring: RingSize::new(16).unwrap(),
         cache: 4,
         burst: 8,
-        nicmem: NicMemConfig { capacity: NicMemCapacity::Bytes(16 * 2048), split_at: 64 },
+        nicmem: NicMemConfig { capacity: NicMemCapacity::Bytes(16 * 2048), split_at: 64, queues: None },
         ..IfaceConfig::default()
     }
 }
@@ -38,7 +39,10 @@ fn frame(seq: u64) -> Vec<u8> {
 }
 
 fn run<const M: u8>(steps: &[(u8, usize)]) {
-    let cfg = small();
+    run_on::<M>(small(), steps)
+}
+
+fn run_on<const M: u8>(cfg: IfaceConfig, steps: &[(u8, usize)]) {
     let pool = SharedPool::new(Arc::new(
         Arena::new("t", NicMemDesign::<M>::buffers_needed(&cfg), BufLayout::default()).unwrap(),
     ));
@@ -129,6 +133,51 @@ proptest! {
 
     #[test]
     fn nmnfv(s in steps()) { run::<3>(&s) }
+
+    /// Queue 0 with NIC memory, queue 1 a host queue (§6.4).
+    #[test]
+    fn nmnfv_on_one_queue(s in steps()) { run_on::<3>(one_nicmem_queue(), &s) }
+}
+
+fn one_nicmem_queue() -> IfaceConfig {
+    IfaceConfig { nicmem: NicMemConfig { queues: Some(1), ..small().nicmem }, ..small() }
+}
+
+/// With one of two queues on NIC memory, that queue's payloads land in NIC memory and the other queue
+/// keeps whole packets in host buffers, headers not inlined; emulated NIC memory is sized for one queue.
+#[test]
+fn only_the_nicmem_queues_split() {
+    let cfg = IfaceConfig {
+        nicmem: NicMemConfig { capacity: NicMemCapacity::Emulated, ..one_nicmem_queue().nicmem },
+        ..one_nicmem_queue()
+    };
+    let pool = SharedPool::new(Arc::new(Arena::new("t", NmNfv::buffers_needed(&cfg), BufLayout::default()).unwrap()));
+    let (mut dev, mut drivers) = NmNfv::build(&cfg, &pool).unwrap();
+    let wanted = cfg.ring.len() + cfg.tx_ring.len() + 2 * cfg.burst;
+    assert_eq!(dev.nicmem().unwrap().arena().count() as usize, wanted, "NIC memory for one queue");
+    let cores: Vec<CoreCtx> = (0..2).map(|c| CoreCtx::new(c, cfg.cache, &pool)).collect();
+    let p = &mut NoProbe::default();
+    for q in 0..2u16 {
+        dev.rx(p, q, 0, &frame(7)).unwrap();
+    }
+    let mut wire = vec![];
+    for (c, core) in cores.iter().enumerate() {
+        let mut rx = vec![];
+        assert_eq!(drivers[c].rx_burst(p, core, &mut rx, 8), 1);
+        let (len, tail) = (rx[0].len(), rx[0].tail().map(<[u8]>::len));
+        if c == 0 {
+            assert_eq!((len, tail), (64, Some(frame(7).len() - 64)), "queue 0 splits");
+        } else {
+            assert_eq!((len, tail), (frame(7).len(), None), "queue 1 keeps the whole packet");
+        }
+        drivers[c].tx_burst(p, core, &mut rx);
+        dev.tx(p, &mut |f: &[u8]| wire.push(f.to_vec()), usize::MAX);
+    }
+    assert_eq!(wire, [frame(7), frame(7)]);
+    assert_eq!(dev.nicmem().unwrap().cpu_accesses(), (0, 0));
+    for (d, c) in drivers.iter_mut().zip(&cores) {
+        d.teardown(c);
+    }
 }
 
 #[test]
@@ -142,6 +191,11 @@ fn bad_inputs_are_config_errors() {
     let cfg =
         IfaceConfig { nicmem: NicMemConfig { capacity: NicMemCapacity::Bytes(2048), ..small().nicmem }, ..small() };
     assert_eq!(NmNfv::build(&cfg, &pool).unwrap_err().option, "nicmem");
+    // NIC memory queues: nmNFV's, and no more than the cores' queues.
+    let queues = |n| IfaceConfig { nicmem: NicMemConfig { queues: Some(n), ..small().nicmem }, ..small() };
+    assert_eq!(NicMemHost::build(&queues(1), &pool).unwrap_err().option, "nicmem-queues");
+    assert_eq!(NmNfv::build(&queues(3), &pool).unwrap_err().option, "nicmem-queues");
+    assert!(NmNfv::build(&queues(0), &pool).is_ok());
 }
 
 /// A core serves gets and sets of hot items and sends the responses through nicmem's transmit path
@@ -155,7 +209,7 @@ fn nmkvs_never_transmits_a_torn_value() {
     // response it pushes is sent.
     let cfg = IfaceConfig {
         cores: 1,
-        nicmem: NicMemConfig { capacity: NicMemCapacity::Bytes(8 * 2048), split_at: 64 },
+        nicmem: NicMemConfig { capacity: NicMemCapacity::Bytes(8 * 2048), split_at: 64, queues: None },
         tx_full: TxFull::Wait,
         ..small()
     };
@@ -286,7 +340,7 @@ fn a_full_tx_ring_drops_or_holds_what_does_not_fit() {
 /// Packets spilled to the secondary ring when a core receives a full ring's worth and sends it, and the
 /// NIC transmits it, `rounds` times over.
 fn spilled(capacity: NicMemCapacity, rounds: u64) -> (f64, u32) {
-    let cfg = IfaceConfig { cores: 1, nicmem: NicMemConfig { capacity, split_at: 64 }, ..small() };
+    let cfg = IfaceConfig { cores: 1, nicmem: NicMemConfig { capacity, split_at: 64, queues: None }, ..small() };
     let pool = SharedPool::new(Arc::new(Arena::new("t", NmNfv::buffers_needed(&cfg), BufLayout::default()).unwrap()));
     let (mut dev, mut drivers) = NmNfv::build(&cfg, &pool).unwrap();
     let core = CoreCtx::new(0, cfg.cache, &pool);

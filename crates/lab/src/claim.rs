@@ -10,6 +10,7 @@
 //! what = "privRing / rxBisect throughput"
 //! metric = "throughput.gbps_wire"   # a column of results.csv
 //! a = "privRing"                    # rows with this label, or a table of parameters: { iface = "privring", ring = 64 }
+//!                                   # a parameter may be given a range: { rate = { from = "10G", to = "30G" } }
 //! b = "rxBisect"                    # leave out to compare a's value itself
 //! paper = 0.80                      # the paper's a / b
 //! tolerance = 0.25                  # default: within ±25 % of the paper's ratio
@@ -219,19 +220,80 @@ pub fn bound_sign(b: Bound) -> &'static str {
     }
 }
 
+/// A parameter's value as a number to compare with a range's bounds: for an offered load (`rate`,
+/// `ndr_*`) a rate (`70G`, `5Mpps`, compared only with rates of its own kind), else a count (`1Ki`,
+/// `1M`) or a decimal.
+fn quantity(key: &str, text: &str) -> Option<(u8, f64)> {
+    if key == "rate" || key.starts_with("ndr_") {
+        return text.parse::<traffic::Rate>().ok().map(|rate| match rate {
+            traffic::Rate::Gbps(g) => (1, g),
+            traffic::Rate::Mpps(m) => (2, m),
+        });
+    }
+    ifaces::ringsize::count::<u64>(text)
+        .map(|n| (0, n as f64))
+        .ok()
+        .or_else(|| text.trim().parse().ok().map(|x| (0, x)))
+}
+
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// Whether a parameter's `text` lies within `range` (`{ from = X, to = Y }`, either bound optional, both
+/// inclusive), each bound in the parameter's own grammar.
+fn in_range(key: &str, text: &str, range: &toml::Table) -> bool {
+    let Some((kind, x)) = quantity(key, text) else { return false };
+    let bound = |b: &str| range.get(b).map(|v| quantity(key, &value_text(v)));
+    let holds = |key: &str, ok: fn(f64, f64) -> bool| match bound(key) {
+        None => true,
+        Some(Some((k, b))) => k == kind && ok(x, b),
+        Some(None) => false,
+    };
+    holds("from", |x, b| x >= b) && holds("to", |x, b| x <= b)
+}
+
 impl Select {
-    /// Whether `r` is one of the rows selected.
+    /// Whether `r` is one of the rows selected: its label, or each parameter's value, or for a value
+    /// given as `{ from = X, to = Y }`, a value within that range (an offered load's share of a curve).
     pub fn matches(&self, r: &Row) -> bool {
         match self {
             Select::Label(l) => r.label() == *l,
-            Select::Params(t) => t.iter().all(|(k, v)| {
-                let want = match v {
-                    toml::Value::String(s) => s.clone(),
-                    v => v.to_string(),
-                };
-                r.text(k) == want
+            Select::Params(t) => t.iter().all(|(k, v)| match v {
+                toml::Value::Table(range) => in_range(k, &r.text(k), range),
+                v => r.text(k) == value_text(v),
             }),
         }
+    }
+
+    /// Refuse a range with keys other than `from` and `to`, or a bound that is no number, rate or count.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let Select::Params(t) = self else { return Ok(()) };
+        for (k, v) in t {
+            let toml::Value::Table(range) = v else { continue };
+            if range.is_empty() {
+                anyhow::bail!("`{k}`: a range needs `from`, `to` or both");
+            }
+            for (bk, bv) in range {
+                if bk != "from" && bk != "to" {
+                    anyhow::bail!("`{k}`: a range has `from` and `to`, not `{bk}`");
+                }
+                if quantity(k, &value_text(bv)).is_none() {
+                    anyhow::bail!(
+                        "`{k}.{bk}`: {bv} is no {}",
+                        if k == "rate" || k.starts_with("ndr_") {
+                            "rate (70G, 5Mpps)"
+                        } else {
+                            "number or count (1Ki)"
+                        }
+                    );
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The first of `rows` this selects that has `row`'s values of the `pair` columns: the row a paired
@@ -249,6 +311,10 @@ impl Check {
         }
         if self.pair.is_empty() && self.take != Take::Mean {
             anyhow::bail!("`take` chooses among paired ratios: give `pair = [columns]`, or leave `take` out");
+        }
+        self.a.validate().map_err(|e| anyhow::anyhow!("a: {e:#}"))?;
+        if let Some(b) = &self.b {
+            b.validate().map_err(|e| anyhow::anyhow!("b: {e:#}"))?;
         }
         Ok(())
     }
@@ -443,6 +509,45 @@ mod tests {
             toml::from_str("what = \"x\"\nmetric = \"g\"\na = \"s\"\nb = \"p\"\npaper = 1.0\ntake = \"max\"").unwrap();
         assert!(take.validate().unwrap_err().to_string().contains("give `pair"));
         assert!(check("take = \"max\"").validate().is_ok());
+    }
+
+    fn at(label: &str, rate: &str, g: f64) -> Row {
+        let mut r = row(label, g);
+        r.params.insert("rate".into(), rate.into());
+        r
+    }
+
+    #[test]
+    fn a_range_selects_the_rows_within_it() {
+        let rows = [
+            at("e", "1Mpps", 1.0),
+            at("e", "5Mpps", 2.0),
+            at("e", "5.5Mpps", 10.0),
+            at("e", "50G", 99.0),
+            at("e", "x", 7.0),
+        ];
+        let check = |range: &str| -> Check {
+            toml::from_str(&format!(
+                "what = \"x\"\nmetric = \"g\"\na = {{ label = \"e\", rate = {range} }}\npaper = 1.0"
+            ))
+            .unwrap()
+        };
+        // 1 and 5 Mpps; not 5.5, nor a bit rate or a value that is no rate.
+        assert_eq!(check("{ from = \"0.5Mpps\", to = \"5Mpps\" }").verdict(&rows).rxlab, Some(1.5));
+        assert_eq!(check("{ from = \"5Mpps\" }").verdict(&rows).rxlab, Some(6.0));
+        assert_eq!(check("{ to = \"100G\" }").verdict(&rows).rxlab, Some(99.0));
+        assert_eq!(check("{ from = \"6Mpps\", to = \"7Mpps\" }").verdict(&rows).rxlab, None);
+        assert!(check("{ to = \"5Mpps\" }").validate().is_ok());
+        assert!(check("{ below = \"5Mpps\" }").validate().unwrap_err().to_string().contains("not `below`"));
+        assert!(check("{ to = \"fast\" }").validate().unwrap_err().to_string().contains("no rate"));
+        assert!(check("{}").validate().unwrap_err().to_string().contains("needs `from`"));
+        // Counts compare as numbers: ring sizes 512 to 1 Ki.
+        let mut ring = row("e", 3.0);
+        ring.params.insert("ring".into(), 1024.into());
+        let c: Check =
+            toml::from_str("what = \"x\"\nmetric = \"g\"\na = { ring = { from = 512, to = \"1Ki\" } }\npaper = 1.0")
+                .unwrap();
+        assert_eq!(c.verdict(&[ring]).rxlab, Some(3.0));
     }
 
     #[test]

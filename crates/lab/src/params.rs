@@ -173,6 +173,11 @@ pub struct Params {
     #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
     #[serde(default, deserialize_with = "count")]
     pub nicmem_split: Option<usize>,
+    /// nmNFV: queues with NIC memory, the first N; the others keep whole packets in host memory
+    /// (nicmem §6.4, Figure 13) [default: every queue].
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    pub nicmem_queues: Option<usize>,
     /// Ensō: bytes per pipe, a multiple of the page size (Ensō §5.1) [default: 2Mi].
     #[arg(long)]
     pub enso_pipe_size: Option<Quantity>,

@@ -93,6 +93,7 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
     if let Some(h) = p.nicmem_split {
         cfg.nicmem.split_at = h;
     }
+    cfg.nicmem.queues = p.nicmem_queues;
     let e = &mut cfg.enso;
     if let Some(s) = &p.enso_pipe_size {
         e.pipe_size = flag("enso-pipe-size", ifaces::ringsize::parse_count(&s.0))? as usize;

@@ -41,11 +41,15 @@ pub struct NicMemConfig {
     pub capacity: NicMemCapacity,
     /// Header/data split offset H: the first H bytes go to the header (§5: 64 B).
     pub split_at: usize,
+    /// nmNFV's queues with NIC memory, the first this many; the others are host queues, whole packets
+    /// in host buffers as `nicmem-host` keeps them (§6.4, Figure 13: "controlling the number of nicmem
+    /// queues"). `None`: every queue.
+    pub queues: Option<usize>,
 }
 
 impl Default for NicMemConfig {
-    /// The paper's evaluation: emulated large NIC memory, split at 64 bytes.
+    /// The paper's evaluation: emulated large NIC memory, split at 64 bytes, on every queue.
     fn default() -> Self {
-        NicMemConfig { capacity: NicMemCapacity::Emulated, split_at: 64 }
+        NicMemConfig { capacity: NicMemCapacity::Emulated, split_at: 64, queues: None }
     }
 }

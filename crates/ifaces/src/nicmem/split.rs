@@ -11,6 +11,9 @@
 //!   header descriptor to fetch) and the driver copies it into the transmit descriptor (the NIC reads no
 //!   header buffer).
 //!
+//! With [`super::NicMemConfig::queues`] only the first queues of `nmnfv-` and `nmnfv` have NIC memory;
+//! the others are host queues, as `nicmem-host`'s (nicmem §6.4).
+//!
 //! A split packet is a header packet with the payload as its second segment ([`Packet::attach_tail`]);
 //! the transmit path gathers both. The transmit queue is modelled as a locked queue of descriptors
 //! (touches reported at their addresses) that holds at most a Tx ring's worth (`tx_ring`, FastClick's
@@ -109,6 +112,10 @@ struct DevQueue {
     secondary: Option<DevRing>,
     cq: CqProducer,
     tx: Arc<TxQueue>,
+    /// The header/data split offset, if this queue splits.
+    split_at: Option<usize>,
+    /// Whether this queue inlines headers.
+    inline: bool,
 }
 
 /// The NIC side.
@@ -117,8 +124,6 @@ pub struct NicMemDevice {
     queues: Vec<DevQueue>,
     nicmem: Arc<NicMem>,
     host: Arc<Arena>,
-    split_at: Option<usize>,
-    inline: bool,
     scratch: Vec<u8>,
     spilled: u64,
     /// The queue whose Tx ring the next transmit run serves first (round-robin, as [`crate::txset`]).
@@ -178,29 +183,44 @@ impl<const M: u8> Design for NicMemDesign<M> {
         // queue uses at most its primary ring's worth, its Tx ring's and two bursts in its core's hands.
         let layout = BufLayout::PACKED_2K;
         let wanted = cfg.ring.len() + cfg.tx_ring.len() + 2 * cfg.burst;
+        // Split rings on the first `nic_queues` queues; host queues after them (§6.4).
+        let nic_queues = if M >= 2 { o.queues.unwrap_or(cfg.cores) } else { 0 };
+        if o.queues.is_some() && (M < 2 || nic_queues > cfg.cores) {
+            return Err(ConfigError::new(
+                "nicmem-queues",
+                format!(
+                    "{nic_queues} queues with NIC memory: nmnfv and nmnfv- take 0 to the {} cores' queues",
+                    cfg.cores
+                ),
+            ));
+        }
         let capacity = match o.capacity {
             NicMemCapacity::Bytes(b) => b,
-            NicMemCapacity::Emulated if M >= 2 => cfg.cores * wanted * layout.stride(),
+            NicMemCapacity::Emulated if nic_queues > 0 => nic_queues * wanted * layout.stride(),
             // Without split rings only nmKVS's hot items use NIC memory, and they are sized in items.
             NicMemCapacity::Emulated => PAPER_CAPACITY,
         };
         let nicmem = NicMem::new(capacity, layout).map_err(|e| ConfigError::new("nicmem", e.to_string()))?;
-        let per_queue = (nicmem.arena().count() as usize / cfg.cores).min(wanted);
+        let per_queue = (nicmem.arena().count() as usize / nic_queues.max(1)).min(wanted);
         // Split rings (§4.1): the primary ring is the configured ring, or what NIC memory fills of it.
         let primary_size = (M >= 2 && per_queue >= 2)
             .then(|| RingSize::new(1 << per_queue.ilog2()).expect("power of two").min(cfg.ring));
-        if M >= 2 && primary_size.is_none() {
+        if nic_queues > 0 && primary_size.is_none() {
             return Err(ConfigError::new(
                 "nicmem",
-                format!("{} of NIC memory gives {} cores less than 2 buffers each", o.capacity, cfg.cores),
+                format!("{} of NIC memory gives {nic_queues} queues less than 2 buffers each", o.capacity),
             ));
         }
         let mut queues = Vec::new();
         let mut drivers = Vec::new();
         for c in 0..cfg.cores {
+            // A host queue of an nmNFV design keeps whole packets in host buffers, as `nicmem-host`.
+            let splits = M == 1 || (M >= 2 && c < nic_queues);
+            let primary_size = primary_size.filter(|_| c < nic_queues);
+            let inline = M == 3 && splits;
             let ring = |a: &Arc<Arena>, size| rx_ring(size, a.clone(), cfg.prefetch);
             let (hdr_dev, hdr_drv) = ring(&host, cfg.ring);
-            let (sec_dev, sec_drv) = if M > 0 { Some(ring(&host, cfg.ring)).unzip() } else { (None, None) };
+            let (sec_dev, sec_drv) = if splits { Some(ring(&host, cfg.ring)).unzip() } else { (None, None) };
             let (pri_dev, pri_drv) = primary_size.map(|size| ring(nicmem.arena(), size)).unzip();
             let nic_free = match primary_size {
                 Some(_) => nicmem
@@ -210,7 +230,15 @@ impl<const M: u8> Design for NicMemDesign<M> {
             };
             let (cq_dev, cq_drv) = completion_ring(cfg.ring, cfg.cq);
             let tx = Arc::new(TxQueue::new(cfg.tx_ring));
-            queues.push(DevQueue { hdr: hdr_dev, primary: pri_dev, secondary: sec_dev, cq: cq_dev, tx: tx.clone() });
+            queues.push(DevQueue {
+                hdr: hdr_dev,
+                primary: pri_dev,
+                secondary: sec_dev,
+                cq: cq_dev,
+                tx: tx.clone(),
+                split_at: splits.then_some(o.split_at),
+                inline,
+            });
             let mut drv = NicMemDriver {
                 hdr: hdr_drv,
                 primary: pri_drv,
@@ -221,7 +249,7 @@ impl<const M: u8> Design for NicMemDesign<M> {
                 tx_reclaimed: 0,
                 tx_full: cfg.tx_full,
                 tx_full_drops: 0,
-                inline: M == 3,
+                inline,
                 nicmem: nicmem.clone(),
                 nic_free,
                 returned: Vec::new(),
@@ -234,20 +262,7 @@ impl<const M: u8> Design for NicMemDesign<M> {
             }
             drivers.push(drv);
         }
-        let split_at = (M > 0).then_some(o.split_at);
-        Ok((
-            NicMemDevice {
-                queues,
-                nicmem,
-                host,
-                split_at,
-                inline: M == 3,
-                scratch: Vec::new(),
-                spilled: 0,
-                next_tx: 0,
-            },
-            drivers,
-        ))
+        Ok((NicMemDevice { queues, nicmem, host, scratch: Vec::new(), spilled: 0, next_tx: 0 }, drivers))
     }
 }
 
@@ -260,7 +275,7 @@ impl DeviceSide for NicMemDevice {
         if !q.hdr.ready() {
             return Err(DropReason::NoRxDescriptor);
         }
-        let h = self.split_at.map_or(frame.len(), |s| s.min(frame.len()));
+        let h = q.split_at.map_or(frame.len(), |s| s.min(frame.len()));
         let (head, payload) = frame.split_at(h);
         let has_primary = q.primary.is_some();
         // Split rings (§4.1): the primary (nicmem) ring first, the secondary (host) ring when it is empty.
@@ -273,7 +288,7 @@ impl DeviceSide for NicMemDevice {
         if head.len() > q.hdr.room() || target.as_ref().is_some_and(|(_, r)| payload.len() > r.room()) {
             return Err(DropReason::TooLong);
         }
-        let hslot = q.hdr.fill(p, head, !self.inline);
+        let hslot = q.hdr.fill(p, head, !q.inline);
         let (which, pslot) = match target {
             Some((which, r)) => {
                 self.spilled += u64::from(which == SECONDARY && has_primary);

@@ -250,6 +250,7 @@ pub const PARAMS: &[Metric] = &[
     m("app_params", "App parameters", "app", Text, false),
     m("target_percent", "Traffic to the target core (%)", "target %", Number, false),
     m("ddio_ways", "DDIO ways", "DDIO ways", Count, false),
+    m("nicmem_queues", "Queues with NIC memory", "nicmem queues", Count, false),
 ];
 
 /// Whether `key` matches `pattern`.
