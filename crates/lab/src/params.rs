@@ -397,6 +397,13 @@ pub struct Params {
     #[arg(long)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stall: Option<Quantity>,
+    /// Simulator: STREAM triad instances co-located with the NF, each on a core of the profile's beside
+    /// the workers, loading the same LLC and DRAM (rxBisect §6.2, Figure 17; docs/model.md,
+    /// "Co-located programs") [default: 0].
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_triads: Option<usize>,
     /// Run the point this many times, the simulator's seed stepping up from --sim-seed, and report what
     /// the papers report, trimmed means: each number the mean of the runs without the lowest and the
     /// highest (from three runs on; shRing §5, rxBisect §6 and nicmem §6 take ten), with every run's

@@ -228,6 +228,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 ("--noise-horizon", p.noise_horizon.is_some()),
                 ("--noise-tail", p.noise_tail.is_some()),
                 ("--stall", p.stall.is_some()),
+                ("--stream-triads", p.stream_triads.is_some()),
                 ("--settle", p.settle.is_some()),
             ]
             .into_iter()
@@ -235,7 +236,7 @@ pub fn build(p: &Params) -> Result<Config> {
             .collect();
             if !sim_only.is_empty() {
                 bail!(
-                    "invalid {}: simulator options (its machine profile, host noise and stall); the live engine \
+                    "invalid {}: simulator options (its machine profile, host noise, stall and co-located programs); the live engine \
                      runs on this machine as it is (drop them, or run with --engine sim)",
                     sim_only.join(", ")
                 );
@@ -317,6 +318,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 },
                 warm_tables: *get(&p.warm_tables, "warm-tables")?,
                 stall_ps: optional_ps(&p.stall, "stall")?.unwrap_or(0),
+                stream_triads: p.stream_triads.unwrap_or(0),
             })))
         }
     }

@@ -24,6 +24,9 @@ use rustc_hash::FxHashMap;
 const ARENA_LINE: u64 = 1 << 34;
 /// First simulated line of the data regions (byte address 2^41).
 const REGION_LINE: u64 = 1 << 35;
+/// First simulated line of the co-located programs' arrays (byte address 2^42; [`crate::antagonist`]),
+/// which no host memory backs.
+pub const ANTAGONIST_LINE: u64 = 1 << 36;
 /// Lines per 4 KiB page: data regions start on a page.
 const PAGE_LINES: u64 = 64;
 /// First simulated chunk handed out on first touch (byte address 2^36).

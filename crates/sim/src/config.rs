@@ -75,6 +75,9 @@ pub struct SimConfig {
     /// pushes the server into the second state and the server stays there (docs/model.md, "Two states"). 0 (the
     /// default) starts every core at once. Not a model of any paper's testbed.
     pub stall_ps: u64,
+    /// STREAM triad instances co-located with the NF, each on a core of its own beside the workers,
+    /// sharing their LLC and DRAM ([`crate::antagonist`]; rxBisect §6.2, Figure 17). 0: none.
+    pub stream_triads: usize,
 }
 
 impl Default for SimConfig {
@@ -104,6 +107,7 @@ impl Default for SimConfig {
             noise_tail: crate::noise::Tail::Rare,
             warm_tables: true,
             stall_ps: 0,
+            stream_triads: 0,
         }
     }
 }

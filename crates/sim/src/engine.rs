@@ -27,6 +27,7 @@
 //! ([`Probe::lock_free`]), and a compare-and-swap against a value loaded before another agent's
 //! winning swap loses ([`Probe::cas_fresh`]).
 
+use crate::antagonist::{AntagonistReport, StreamTriad};
 use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
 use crate::machine::Machine;
@@ -251,6 +252,20 @@ fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
             ),
         });
     }
+    if cfg.iface.cores + cfg.stream_triads > profile.cpu.cores {
+        return Err(SimError::Config {
+            option: "stream-triads",
+            message: format!(
+                "each co-located STREAM triad takes a core of its own: {} workers and {} triads need {} cores, \
+                 and profile {} has {}",
+                cfg.iface.cores,
+                cfg.stream_triads,
+                cfg.iface.cores + cfg.stream_triads,
+                profile.name,
+                profile.cpu.cores
+            ),
+        });
+    }
     Ok(())
 }
 
@@ -311,7 +326,9 @@ pub fn run_design<D: Design, A: App>(
             }
         }
     }
-    let mut m = Machine::new(profile, cores, (arena.base_addr(), arena.size()));
+    // Co-located programs run on cores of their own after the workers ([`crate::antagonist`]).
+    let mut triads: Vec<StreamTriad> = (0..cfg.stream_triads).map(|i| StreamTriad::new(i, cores + i)).collect();
+    let mut m = Machine::new(profile, cores + triads.len(), (arena.base_addr(), arena.size()));
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
     m.add_data_regions(device.data_regions());
     for app in &apps {
@@ -319,7 +336,7 @@ pub fn run_design<D: Design, A: App>(
     }
     let mut nic = Nic::new(profile);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-    let mut q = Queue::new(cores);
+    let mut q = Queue::new(cores + triads.len());
     let mut win = Window(cfg.warmup_ps, cfg.duration_ps);
     let mut c = Counters { polls: vec![0; cores], ..Counters::default() };
     let mut late_ps = cfg.duration_ps + residual_ps(cfg.duration_ps);
@@ -409,6 +426,12 @@ pub fn run_design<D: Design, A: App>(
         st.scheduled = Some(cfg.stall_ps);
         q.push(cfg.stall_ps, Event::Core(i as u16));
     }
+    for i in 0..triads.len() {
+        q.push(0, Event::Antagonist((cores + i) as u16));
+    }
+    // Lines the co-located programs had moved when the window opened and when it closed.
+    let triad_lines = |t: &[StreamTriad]| t.iter().map(|s| s.lines).sum::<u64>();
+    let mut triad_window = (0, 0);
     q.push(win.0, Event::WindowStart);
     q.push(win.1, Event::WindowEnd);
     if PERIOD_PS < cfg.duration_ps {
@@ -429,12 +452,16 @@ pub fn run_design<D: Design, A: App>(
             break;
         }
         match ev {
-            Event::WindowStart if settled_at.is_none() => duel_at_start = open_window(&mut m, progress),
+            Event::WindowStart if settled_at.is_none() => {
+                duel_at_start = open_window(&mut m, progress);
+                triad_window.0 = triad_lines(&triads);
+            }
             // A settled run opened its window when it settled.
             Event::WindowStart => {}
             Event::WindowEnd => {
                 progress.enter(Part::Drain);
                 snapshot = Some(Snapshot::take(&m));
+                triad_window.1 = triad_lines(&triads);
             }
             Event::Observe => {
                 let Some((rule, last)) = settle.as_mut() else { continue };
@@ -444,6 +471,7 @@ pub fn run_design<D: Design, A: App>(
                     win = Window(t, t + (cfg.duration_ps - cfg.warmup_ps));
                     late_ps = win.1 + residual_ps(win.1);
                     duel_at_start = open_window(&mut m, progress);
+                    triad_window.0 = triad_lines(&triads);
                     // The window's events move with it (an agent's new event replaces its pending one, so
                     // the longest warm-up's are gone).
                     q.push(t, Event::WindowStart);
@@ -649,6 +677,13 @@ pub fn run_design<D: Design, A: App>(
                     q.push(next, Event::Core(i as u16));
                 }
             }
+            Event::Antagonist(i) => {
+                // It runs until the offered traffic ends.
+                let end = triads[usize::from(i) - cores].step(&mut m.mem, t, m.cycle_ps, m.fill_buffers);
+                if end < win.1 {
+                    q.push(end, Event::Antagonist(i));
+                }
+            }
             Event::CoreTx(i) => {
                 let i = usize::from(i);
                 let st = &mut core_state[i];
@@ -769,6 +804,10 @@ pub fn run_design<D: Design, A: App>(
             nic_write: rate(snap.mem.nic_write),
             nic_read: rate(snap.mem.nic_read),
         },
+        antagonists: (!triads.is_empty()).then(|| AntagonistReport {
+            instances: triads.len(),
+            triad_gbs: (triad_window.1 - triad_window.0) as f64 * 64.0 / secs / 1e9,
+        }),
         llc_duel: duel_at_start.zip(snap.duel).map(|(window_start, window_end)| LlcDuel { window_start, window_end }),
         misses_per_packet: MissesPerPacket {
             l1: ratio(snap.mem.l1.1 as f64, c.delivered_win as f64),

@@ -30,6 +30,8 @@ pub enum Event {
     Sample,
     /// A run that decides its own warm-up is observed ([`crate::settle`]).
     Observe,
+    /// A co-located program on core `c` (numbered after the workers) runs a step ([`crate::antagonist`]).
+    Antagonist(u16),
 }
 
 impl Event {
@@ -43,7 +45,7 @@ impl Event {
             Event::Sample => 4,
             Event::Arrival => 5,
             Event::Observe => 6,
-            Event::Core(c) | Event::CoreTx(c) => FIXED + usize::from(c),
+            Event::Core(c) | Event::CoreTx(c) | Event::Antagonist(c) => FIXED + usize::from(c),
         }
     }
 }
@@ -78,7 +80,7 @@ pub struct Queue {
 }
 
 impl Queue {
-    /// An empty queue for a run with `cores` cores.
+    /// An empty queue for a run with `cores` cores (workers and co-located programs).
     pub fn new(cores: usize) -> Queue {
         let agents = FIXED + cores;
         assert!(agents <= MAX_AGENTS, "{cores} cores");

@@ -16,6 +16,7 @@
 //! wall-clock time enters the model.
 
 pub mod addr;
+pub mod antagonist;
 pub mod cache;
 pub mod config;
 pub mod dram;

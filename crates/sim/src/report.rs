@@ -205,6 +205,9 @@ pub struct SimReport {
     pub cycles: Cycles,
     /// Cache hit rates.
     pub hit_rates: HitRates,
+    /// The co-located programs (absent without them).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub antagonists: Option<crate::antagonist::AntagonistReport>,
     /// The adaptive LLC policy's selectors (absent under the other policies).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub llc_duel: Option<LlcDuel>,
@@ -288,6 +291,9 @@ impl fmt::Display for SimReport {
         let mpp = &self.misses_per_packet;
         row(f, "CPU misses/packet L1/L2/LLC", format!("{:.2} / {:.2} / {:.2}", mpp.l1, mpp.l2, mpp.llc))?;
         row(f, "NIC LLC hit rate wr/rd", format!("{} / {}", pct(h.nic_write), pct(h.nic_read)))?;
+        if let Some(a) = self.antagonists {
+            row(f, "co-located STREAM triads", format!("{} at {:.2} GB/s in all", a.instances, a.triad_gbs))?;
+        }
         if let Some(d) = self.llc_duel {
             row(
                 f,

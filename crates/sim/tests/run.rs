@@ -102,6 +102,29 @@ fn a_stall_holds_every_core_back_at_the_start() {
     assert!(run(&cfg).unwrap_err().to_string().contains("--stall"));
 }
 
+/// Co-located STREAM triads load DRAM beside the NF, whose misses then wait longer: an NF whose packets
+/// miss the LLC (echo of 1518 B frames, buffers beyond the DDIO ways) spends more cycles a packet, and the
+/// report says what the triads moved; a triad needs a core of its own.
+#[test]
+fn co_located_stream_triads_load_dram_and_slow_the_nf() {
+    let mut cfg = config(2, 20.0, 1518, 1000);
+    cfg.noise = false;
+    cfg.iface.ring = ifaces::RingSize::new(4096).unwrap();
+    cfg.ddio_ways = Some(0);
+    let alone = run(&cfg).unwrap();
+    cfg.stream_triads = 12;
+    let beside = run(&cfg).unwrap();
+    assert!(alone.antagonists.is_none(), "{alone}");
+    let a = beside.antagonists.expect("the triads' report");
+    assert_eq!(a.instances, 12);
+    let dram = |r: &sim::report::SimReport| r.memory.read_gbs + r.memory.write_gbs;
+    assert!(a.triad_gbs > 10.0 && dram(&beside) > dram(&alone) + 10.0, "{alone}\n{beside}");
+    assert!(beside.cycles.total > alone.cycles.total * 1.02, "{alone}\n{beside}");
+    assert_eq!(beside.accounting.offered, beside.accounting.delivered, "{beside}");
+    cfg.stream_triads = 15;
+    assert!(run(&cfg).unwrap_err().to_string().contains("--stream-triads"));
+}
+
 /// Workers on every core of the CPU: one of them also runs the housekeeping, whose
 /// interruptions have the long tail (sysjitter's core 2, up to 347 us), and a horizon of 50 s brings
 /// some into the run; with a core to spare, every worker has the typical core's (at most 47.5 us).

@@ -135,6 +135,8 @@ pub const METRICS: &[Metric] = &[
     m("memory.read_gbs", "Memory read bandwidth", "mem rd", GBs, false),
     m("memory.write_gbs", "Memory write bandwidth", "mem wr", GBs, false),
     m("derived.memory_gbs", "Memory bandwidth", "mem", GBs, false),
+    m("antagonists.instances", "Co-located STREAM triads", "triads", Count, false),
+    m("antagonists.triad_gbs", "Co-located STREAM triads' bandwidth", "triad", GBs, false),
     m("pcie.to_host.utilisation", "PCIe utilisation towards the host", "PCIe", Share, false),
     m("pcie.to_host.goodput_gbps", "PCIe goodput towards the host", "PCIe goodput", Gbps, false),
     m("pcie.to_host.data_gbps", "PCIe packet data towards the host", "PCIe data", Gbps, false),
