@@ -5,6 +5,7 @@ use crate::claim::Verdict;
 use crate::experiment::{Experiment, Point};
 use crate::params::{Params, shorter};
 use crate::results::Row;
+use crate::sweep::Known;
 use crate::{cancel, point, report, results, sweep};
 use anyhow::{Context, Result};
 use clap::Args;
@@ -80,7 +81,9 @@ fn points(exp: &Experiment, flags: &Params, quick: bool) -> Vec<Point> {
     pts
 }
 
-fn reproduce_one(exp: &Experiment, a: &ReproduceArgs) -> ClaimResult {
+/// Judge `exp`'s claim, running the points it needs that neither its directory nor `known` holds; its
+/// finished rows join `known`.
+fn reproduce_one(exp: &Experiment, a: &ReproduceArgs, known: &mut Known) -> ClaimResult {
     let start = Instant::now();
     let claim = exp.claim.as_ref().expect("only experiments with a claim");
     let pts = points(exp, &a.flags, a.quick);
@@ -94,8 +97,11 @@ fn reproduce_one(exp: &Experiment, a: &ReproduceArgs) -> ClaimResult {
     } else if a.judge {
         judged(&pts, &a.out.join(&exp.name))
     } else {
-        sweep::sweep(exp, &pts, &a.out.join(&exp.name), a.jobs).map_err(|e| format!("{e:#}"))
+        sweep::sweep(exp, &pts, &a.out.join(&exp.name), a.jobs, known).map_err(|e| format!("{e:#}"))
     };
+    if let Ok(rows) = &outcome {
+        known.extend(rows.iter().filter(|r| r.build == crate::build::id()).map(|r| (r.id.clone(), r.clone())));
+    }
     let (verdicts, not_run) = match outcome {
         Ok(rows) => (claim.check.iter().map(|c| c.verdict(&rows)).collect(), None),
         Err(e) => (vec![], Some(e)),
@@ -241,10 +247,12 @@ pub fn run(a: ReproduceArgs) -> Result<()> {
     let dirs: Vec<PathBuf> = exps.iter().map(|e| a.out.join(&e.name)).collect();
     let out = a.out.clone();
     cancel::keeps(move || results::kept_points(&dirs, &out));
+    // A point two experiments share (the same parameters under two labels) runs once.
+    let mut known = Known::new();
     let results: Vec<ClaimResult> = exps
         .iter()
         .map(|e| {
-            let r = reproduce_one(e, &a);
+            let r = reproduce_one(e, &a, &mut known);
             eprintln!("{}: {:.1} s", r.name, r.wall_s);
             r
         })

@@ -48,6 +48,21 @@ impl Row {
         Row { index: point.index, id: point.id.clone(), params, metrics, error, build: crate::build::id().into() }
     }
 
+    /// The row of `point` from `same`, a finished row of another point with its id (the same run under
+    /// another label): `point`'s own index and parameters, `same`'s results.
+    pub fn taken(point: &Point, same: &Row) -> Row {
+        debug_assert_eq!(point.id, same.id);
+        let params = flatten(&serde_json::to_value(&point.params).expect("Params serialise"));
+        Row {
+            index: point.index,
+            id: point.id.clone(),
+            params,
+            metrics: same.metrics.clone(),
+            error: None,
+            build: same.build.clone(),
+        }
+    }
+
     /// A metric as a number (`None` when missing or not numeric).
     pub fn metric(&self, key: &str) -> Option<f64> {
         self.metrics.get(key).and_then(Value::as_f64)

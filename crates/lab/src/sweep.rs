@@ -8,7 +8,7 @@ use crate::{cancel, point, space};
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use rayon::prelude::*;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::time::Instant;
@@ -74,14 +74,20 @@ pub fn run(a: SweepArgs) -> Result<()> {
         exp.points(&a.flags).into_iter().filter(|p| a.shard.is_none_or(|s| s.holds(p.index))).collect();
     let kept = [dir.clone()];
     cancel::keeps(move || results::kept_points(&kept, &kept[0].join(results::POINTS_FILE)));
-    let rows = sweep(&exp, &points, &dir, a.jobs)?;
+    let rows = sweep(&exp, &points, &dir, a.jobs, &Known::new())?;
     println!("{}", crate::compare::table(&rows));
     println!("{} points in {} (results.csv, results.json)", rows.len(), dir.display());
     Ok(())
 }
 
-/// Run the `points` of `exp` that `dir` does not hold yet, and write `dir`'s tables for all of them.
-pub fn sweep(exp: &Experiment, points: &[Point], dir: &Path, jobs: Option<usize>) -> Result<Vec<Row>> {
+/// Finished rows of this build by point id, from other experiments' runs: a point found there is the
+/// same run (same parameters, seeds and build: the simulator is deterministic), so it is taken, not run
+/// again ([`crate::reproduce`] keeps them across its experiments).
+pub type Known = HashMap<String, Row>;
+
+/// Run the `points` of `exp` that `dir` does not hold yet (taking those `known` holds), and write `dir`'s
+/// tables for all of them.
+pub fn sweep(exp: &Experiment, points: &[Point], dir: &Path, jobs: Option<usize>, known: &Known) -> Result<Vec<Row>> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}: check the path", dir.display()))?;
     let exp_path = dir.join(EXPERIMENT_FILE);
     atomic::write(&exp_path, &exp.source).with_context(|| format!("cannot write {}", exp_path.display()))?;
@@ -103,7 +109,17 @@ pub fn sweep(exp: &Experiment, points: &[Point], dir: &Path, jobs: Option<usize>
         "free some space or give another --out",
     )?;
     let log = PointLog::open(dir)?;
-    let fresh = run_points(&pending, jobs, Some(&log))?;
+    let (taken, to_run): (Vec<&Point>, Vec<&Point>) = pending.iter().partition(|p| known.contains_key(&p.id));
+    let mut fresh = Vec::with_capacity(pending.len());
+    if !taken.is_empty() {
+        eprintln!("{}: {} points taken from other experiments' runs of this build", exp.name, taken.len());
+    }
+    for p in taken {
+        let row = Row::taken(p, &known[&p.id]);
+        log.append(&row)?;
+        fresh.push(row);
+    }
+    fresh.extend(run_points(&to_run, jobs, Some(&log))?);
     let failed: Vec<&Row> = fresh.iter().filter(|r| r.error.is_some()).collect();
     let wanted: HashSet<&str> = points.iter().map(|p| p.id.as_str()).collect();
     let rows: Vec<Row> = results::finished(done.iter().chain(&fresh).cloned().collect())

@@ -183,6 +183,36 @@ fn reproduce_quick_runs_a_claim_and_reports_missing_designs() {
     assert!(!none.status.success() && String::from_utf8_lossy(&none.stderr).contains("check --dir and --only"));
 }
 
+/// A point two experiments share (the same parameters under other labels) runs once in a reproduce:
+/// the second experiment takes the first's rows, with its own labels, and judges them the same.
+#[test]
+fn reproduce_runs_a_point_two_experiments_share_once() {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "tiny.toml", TINY);
+    let twin = TINY.replace("\"privRing\"", "\"private\"").replace("label = \"shRing/2\"", "label = \"shared\"");
+    write(
+        d.path(),
+        "twin.toml",
+        &twin.replace("a = \"shared\"", "a = \"private\"").replace("b = \"shRing/2\"", "b = \"shared\""),
+    );
+    let out = d.path().join("out");
+    let run = rxlab(&["reproduce", "--quick", "--dir", s(d.path()), "-o", s(&out)]);
+    let (stdout, stderr) = (String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr));
+    assert!(run.status.success(), "{stderr}");
+    assert!(stderr.contains("twin: 4 points taken from other experiments' runs of this build"), "{stderr}");
+    let rows = |name: &str| -> Vec<serde_json::Value> {
+        serde_json::from_str(&std::fs::read_to_string(out.join(name).join("results.json")).unwrap()).unwrap()
+    };
+    let (tiny, twin) = (rows("tiny"), rows("twin"));
+    assert_eq!(tiny.len(), 4);
+    for (a, b) in tiny.iter().zip(&twin) {
+        assert_eq!((&a["id"], &a["metrics"]), (&b["id"], &b["metrics"]));
+        assert!(a["metrics"]["throughput.gbps_wire"].as_f64().unwrap() > 1.0, "{a}");
+        assert_ne!(a["params"]["label"], b["params"]["label"]);
+    }
+    assert_eq!(stdout.matches("privRing / shRing throughput").count(), 2, "{stdout}");
+}
+
 #[test]
 fn reproduce_with_trials_shows_the_seeds_and_judge_reruns_nothing() {
     let d = tempfile::tempdir().unwrap();
