@@ -173,10 +173,9 @@ impl AnyApp {
         cores: usize,
         shared: &mut Shared,
     ) -> Result<AnyApp, AppError> {
-        let no_params = |app: &'static str| params.reader(app).finish();
         Ok(match name {
             "echo" => AnyApp::Echo(echo::Echo::new(params.reader("echo"))?),
-            "fwd" => no_params("fwd").map(|()| AnyApp::Fwd(fwd::Fwd))?,
+            "fwd" => AnyApp::Fwd(fwd::Fwd::new(params.reader("fwd"))?),
             "l3fwd" => AnyApp::L3fwd(l3fwd::L3fwd::new(params.reader("l3fwd"), shared)?),
             "nat" => AnyApp::Nat(nat::Nat::new(params.reader("nat"), core, cores)?),
             "lb" => AnyApp::Lb(lb::Lb::new(params.reader("lb"))?),
@@ -262,7 +261,7 @@ mod tests {
         let e = AnyApp::new("nope", &AppParams::new(), 0, 1).unwrap_err().to_string();
         assert!(e.starts_with("unknown app 'nope'") && e.contains("l3fwd"), "{e}");
         let e = AnyApp::new("fwd", &small, 0, 1).unwrap_err().to_string();
-        assert_eq!(e, "app fwd: flows: unknown parameter (this app takes: none)");
+        assert_eq!(e, "app fwd: flows: unknown parameter (this app takes: mac)");
     }
 
     #[test]

@@ -191,6 +191,11 @@ pub struct Params {
     /// Ensō: notification prefetching (§4.2) [default: false].
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub enso_prefetch: Option<bool>,
+    /// Ensō: send each received message by copying it into the thread's TX pipe, as Ensō's forwarder
+    /// does (§7.2.2, Figure 9), instead of in place [default: false].
+    #[arg(long, num_args = 0..=1, default_missing_value = "true")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enso_tx_copy: Option<bool>,
     /// Simulator: ConnectX CQE compression (mini-CQE arrays under PCIe back pressure; privRing's
     /// completions, whose descriptor is implicit) [default: the profile's `nic.cqe_compression`: on for
     /// ConnectX, as DPDK's mlx5 driver; Intel NICs have none].

@@ -107,6 +107,7 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
         };
     }
     e.prefetch = p.enso_prefetch.unwrap_or(e.prefetch);
+    e.tx_copy = p.enso_tx_copy.unwrap_or(e.tx_copy);
     e.chaotic_gap = p.enso_chaotic_gap.unwrap_or(e.chaotic_gap);
     let m = &mut cfg.mprq;
     if let Some(s) = &p.mprq_stride_size {

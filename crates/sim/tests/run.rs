@@ -46,6 +46,27 @@ fn a_backlog_that_leaves_after_the_residual_allowance_is_late() {
     assert_eq!(under.accounting.sent_late, 0, "{under}");
 }
 
+/// Ensō's forwarder copies each received message into its TX pipe (Ensō §7.2.2): every packet still
+/// goes out once, and the copy costs the transmit path the reads and writes of the frame that sending in
+/// place does not.
+#[test]
+fn enso_can_send_by_copying_into_its_tx_pipe() {
+    let fwd = |copy: bool| {
+        let mut c = config(1, 20.0, 512, 300);
+        c.design = "enso".into();
+        c.app = "fwd".into();
+        c.app_params = apps::AppParams::parse("mac=swap").unwrap();
+        c.iface.enso.tx_copy = copy;
+        run(&c).unwrap()
+    };
+    let (in_place, copied) = (fwd(false), fwd(true));
+    for r in [&in_place, &copied] {
+        assert!(r.drops.is_empty() && r.accounting.sent == r.accounting.offered, "{r}");
+    }
+    let tx = |r: &sim::report::SimReport| r.cycles.phases["tx"];
+    assert!(tx(&copied) > tx(&in_place) + 8.0, "{in_place}\n{copied}");
+}
+
 #[test]
 fn same_config_same_report() {
     let cfg = config(4, 40.0, 64, 100);

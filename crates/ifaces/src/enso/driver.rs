@@ -222,6 +222,16 @@ impl DriverSide for EnsoDriver {
             let mut sent = 0;
             for pkt in pkts.drain(..) {
                 match pkt.backing() {
+                    Backing::Lent(_) if self.dev.opts.tx_copy => {
+                        // Ensō §7.2.2's forwarder: the message is read from its RX pipe and copied into
+                        // the TX pipe; dropping it returns its RX message. The copy loop's loads do not
+                        // depend on each other, so an out-of-order core overlaps them.
+                        p.load_overlapped(pkt.addr(), pkt.len());
+                        match self.dev.tx_pipe.append(p, &pkt) {
+                            Some((start, end)) => sent += self.extend(p, &mut run, tx_pipe, 0, start, end),
+                            None => self.tx_full_drops += 1,
+                        }
+                    }
                     Backing::Lent(t) => {
                         let parts = pkt.into_parts();
                         assert!(parts.tail.is_none(), "Ensō packets have one segment");

@@ -52,11 +52,15 @@ pub struct EnsoConfig {
     pub prefetch: bool,
     /// Chaotic Ensō's largest gap between messages, in quanta (used by `enso-chaotic`).
     pub chaotic_gap: u32,
+    /// Send each received message by copying it into the thread's TX pipe, as Ensō's forwarding example
+    /// does (§7.2.2, Figure 9: "copies incoming packets to a different TX Ensō Pipe"), instead of in
+    /// place from its RX/TX pipe.
+    pub tx_copy: bool,
 }
 
 impl Default for EnsoConfig {
     /// 2 MiB pipes (EnsōGen's, Appendix B), two per thread, reactive notifications without prefetching,
-    /// chaotic gaps of up to 4 quanta.
+    /// chaotic gaps of up to 4 quanta, messages sent in place.
     fn default() -> Self {
         EnsoConfig {
             pipe_size: 2 << 20,
@@ -64,6 +68,7 @@ impl Default for EnsoConfig {
             notify: NotifyMode::Reactive,
             prefetch: false,
             chaotic_gap: 4,
+            tx_copy: false,
         }
     }
 }
