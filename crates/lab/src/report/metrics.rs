@@ -153,6 +153,7 @@ pub const METRICS: &[Metric] = &[
     // Drops and accounting.
     m("drops.*", "Drops ({})", "drops {}", Count, false),
     m("derived.drops", "Drops", "drops", Count, false),
+    m("derived.rx_max_over_min", "Packets of the busiest core over the idlest", "rx max/min", Number, false),
     m("drop_ratio", "Dropped share of offered packets", "dropped", Share, false),
     m("accounting.offered", "Packets offered (whole run)", "offered", Count, false),
     m("accounting.delivered", "Packets delivered to cores (whole run)", "delivered", Count, false),
