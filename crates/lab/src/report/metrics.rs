@@ -73,6 +73,7 @@ pub const METRICS: &[Metric] = &[
     m("offered.gbps", "Offered load without framing", "offered L2", Gbps, false),
     m("offered.mpps", "Offered packet rate", "offered", Mpps, false),
     m("received_mpps", "Packets received by cores", "received", Mpps, false),
+    m("received_per_core_mpps.*", "Packets received by core {}", "core {} rx", Mpps, false),
     m("window_s", "Measurement window", "window", S, false),
     m("seconds", "Run length", "run", S, false),
     // Latency.
