@@ -248,7 +248,13 @@ pub struct Params {
     /// Appendix B) [default: false].
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub ensogen: Option<bool>,
-    /// Frame size, FCS included: 64..=1518, `imix`, `dc` or `pcap:FILE` [default: 64].
+    /// A named synthetic stand-in for a trace the papers replay (`caida-nyc-2018`; `traffic::wild`): its
+    /// size mix, flow count and Zipf popularity replace the defaults of --size, --flows and --zipf,
+    /// which still override them [default: none].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traffic: Option<String>,
+    /// Frame size, FCS included: 64..=1518, `imix`, `dc`, `SIZE:WEIGHT,...` or `pcap:FILE` [default: 64].
     #[arg(long)]
     pub size: Option<Quantity>,
     /// Number of flows [default: 1024].
@@ -509,7 +515,16 @@ impl Params {
 
     /// The defaults of this engine with `self` on top: every parameter with a default has a value.
     pub fn resolved(&self) -> Params {
-        Params::defaults(self.engine.unwrap_or(Engine::Live)).overlay(self)
+        let defaults = Params::defaults(self.engine.unwrap_or(Engine::Live));
+        // A traffic stand-in's settings sit between the defaults and what is given; an unknown name is
+        // left for the point's traffic options to refuse.
+        match self.traffic.as_deref().map(traffic::wild::stand) {
+            Some(Ok(s)) => {
+                let stand = Params { size: q(s.size), flows: Some(s.flows), zipf: Some(s.zipf), ..Params::default() };
+                defaults.overlay(&stand).overlay(self)
+            }
+            _ => defaults.overlay(self),
+        }
     }
 
     /// Whether no parameter is set.

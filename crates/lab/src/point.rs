@@ -137,8 +137,9 @@ fn count_u32(s: &str) -> Result<u32, String> {
 
 fn traffic(p: &Params) -> Result<TrafficArgs> {
     Ok(TrafficArgs {
-        size: text(&p.size, "size")?.to_string(),
-        flows: *get(&p.flows, "flows")?,
+        traffic: p.traffic.clone(),
+        size: Some(text(&p.size, "size")?.to_string()),
+        flows: Some(*get(&p.flows, "flows")?),
         zipf: p.zipf,
         flow_order: p.flow_order.unwrap_or(FlowOrder::Random),
         burst: p.on_off.clone(),

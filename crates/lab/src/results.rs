@@ -85,7 +85,9 @@ impl Row {
 
 /// Add the sums the papers plot but the engines report in parts: `derived.memory_gbs` (DRAM read +
 /// write), `derived.drops` (all drop reasons) and `derived.cycles_processing` (cycles per packet outside
-/// synchronisation, shRing Fig. 2a's "orig").
+/// synchronisation, shRing Fig. 2a's "orig"), and `derived.rx_max_over_min`, the most packets a core
+/// received over the fewest (rxBisect Fig. 4's per-core RSS imbalance: the simulator's
+/// `received_per_core_mpps`, the live engine's `per_core.N.rx`; absent when a core received none).
 fn with_derived(mut m: BTreeMap<String, Value>) -> BTreeMap<String, Value> {
     let num = |k: &str| m.get(k).and_then(Value::as_f64);
     let memory = num("memory.read_gbs").zip(num("memory.write_gbs")).map(|(r, w)| r + w);
@@ -98,6 +100,18 @@ fn with_derived(mut m: BTreeMap<String, Value>) -> BTreeMap<String, Value> {
         m.insert("derived.memory_gbs".into(), x.into());
     }
     m.insert("derived.drops".into(), (drops + 0.0).into());
+    let rx: Vec<f64> = m
+        .iter()
+        .filter(|(k, _)| {
+            k.strip_prefix("per_core.").and_then(|k| k.split_once('.')).is_some_and(|(_, f)| f == "rx")
+                || k.strip_prefix("received_per_core_mpps.").is_some_and(|i| i.parse::<usize>().is_ok())
+        })
+        .filter_map(|(_, v)| v.as_f64())
+        .collect();
+    let (lo, hi) = rx.iter().fold((f64::INFINITY, 0.0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    if rx.len() > 1 && lo > 0.0 {
+        m.insert("derived.rx_max_over_min".into(), (hi / lo).into());
+    }
     m
 }
 

@@ -10,13 +10,19 @@ use wire::L4Proto;
 /// What the synthetic generator sends.
 #[derive(Args, Debug, Clone)]
 pub struct TrafficArgs {
+    /// A named synthetic stand-in for a trace the papers replay, e.g. `caida-nyc-2018` (documented in
+    /// `traffic::wild`; a stand-in, not the trace): its size mix, flow count and Zipf popularity replace
+    /// the defaults of --size, --flows and --zipf, which still override them.
+    #[arg(long)]
+    pub traffic: Option<String>,
     /// Frame size, FCS included: 64..=1518, `imix` (64/570/1518 B at 7:4:1), `dc` (200/1400 B at 1:1,
-    /// the bimodal data-centre mix) or `pcap:FILE` (the sizes of a capture).
-    #[arg(long, default_value = "64")]
-    pub size: String,
-    /// Number of flows.
-    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, default_value_t = 1024)]
-    pub flows: usize,
+    /// the bimodal data-centre mix), `SIZE:WEIGHT,...` (e.g. `64:2,1518:3`) or `pcap:FILE` (the sizes of
+    /// a capture) [default: 64].
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Number of flows [default: 1024].
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    pub flows: Option<usize>,
     /// Zipf exponent of flow popularity (default: uniform).
     #[arg(long)]
     pub zipf: Option<f64>,
@@ -80,11 +86,18 @@ impl TrafficArgs {
             (None, false, Some(_)) if self.queues.is_some() => bail!("--queues needs --target-queue or --rss-even"),
             _ => Steering::None,
         };
+        let stand = self.traffic.as_deref().map(|t| flag("traffic", traffic::wild::stand(t))).transpose()?;
+        let size = match (&self.size, stand) {
+            (Some(s), _) => flag("size", s.parse::<SizeSpec>())?,
+            (None, Some(s)) => s.size_spec(),
+            (None, None) => SizeSpec::default(),
+        };
+        let zipf = self.zipf.or(stand.map(|s| s.zipf));
         Ok(GenConfig {
             seed: self.seed,
-            size: flag("size", self.size.parse::<SizeSpec>())?,
-            flows: self.flows,
-            popularity: match (self.flow_order, self.zipf) {
+            size,
+            flows: self.flows.or(stand.map(|s| s.flows)).unwrap_or(1024),
+            popularity: match (self.flow_order, zipf) {
                 (FlowOrder::Random, s) => s.map_or(Popularity::Uniform, Popularity::Zipf),
                 (FlowOrder::Stepped, None) => Popularity::Stepped,
                 (FlowOrder::Stepped, Some(_)) => bail!("--zipf draws flows at random: it needs --flow-order random"),

@@ -118,6 +118,8 @@ struct Counters {
     sent_win: (u64, u64),
     delivered: u64,
     delivered_win: u64,
+    /// Packets each core received in the window.
+    delivered_win_core: Vec<u64>,
     app_dropped: u64,
     drops: Drops,
     drops_win: Drops,
@@ -338,7 +340,7 @@ pub fn run_design<D: Design, A: App>(
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     let mut q = Queue::new(cores + triads.len());
     let mut win = Window(cfg.warmup_ps, cfg.duration_ps);
-    let mut c = Counters { polls: vec![0; cores], ..Counters::default() };
+    let mut c = Counters { polls: vec![0; cores], delivered_win_core: vec![0; cores], ..Counters::default() };
     let mut late_ps = cfg.duration_ps + residual_ps(cfg.duration_ps);
     let mut hist = LatencyHistogram::new();
     let mut stages = StageClock::default();
@@ -635,6 +637,7 @@ pub fn run_design<D: Design, A: App>(
                 c.delivered += n as u64;
                 if win.contains(t) {
                     c.delivered_win += n as u64;
+                    c.delivered_win_core[i] += n as u64;
                 }
                 if !st.tx.is_empty() {
                     // The transmit burst runs when the app's work is done, so the NIC cannot see the
@@ -782,6 +785,7 @@ pub fn run_design<D: Design, A: App>(
         offered: tp(c.offered_win),
         throughput: tp(c.sent_win),
         received_mpps,
+        received_per_core_mpps: c.delivered_win_core.iter().map(|&n| ratio(n as f64, secs) / 1e6).collect(),
         latency_ring_sets: ratio(latency.mean * received_mpps * 1e-3, occupancy.capacity as f64),
         latency,
         latency_stages: stages.report(),

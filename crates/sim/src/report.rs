@@ -179,6 +179,8 @@ pub struct SimReport {
     /// Packets the cores received from the interface in the window, in Mpps (what an app that sends
     /// nothing back, like Ensō's Table 1 program, processes).
     pub received_mpps: f64,
+    /// The same per core, in core order (rxBisect Figure 4's per-core packet rates).
+    pub received_per_core_mpps: Vec<f64>,
     /// NIC arrival to wire-out, ns, for packets that arrived in the window.
     pub latency: LatencySummary,
     /// The same packets' mean time in each stage between arrival and wire ([`crate::stages`]).

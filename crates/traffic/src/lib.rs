@@ -29,6 +29,7 @@ pub mod steer;
 pub mod template;
 pub mod trace;
 pub mod units;
+pub mod wild;
 
 pub use config::{GenConfig, GenError, Payload};
 pub use flows::{FlowInfo, FlowSet, IpVersion, Popularity};

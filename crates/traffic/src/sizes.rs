@@ -24,6 +24,9 @@ pub enum SizeSpec {
     Dc,
     /// The empirical frame-size distribution of a capture, clamped to 64..=1518: `"pcap:FILE"`.
     Pcap(PathBuf),
+    /// Frame lengths with integer weights, `SIZE:WEIGHT` pairs joined by commas: `"64:2,1518:3"` sends
+    /// 64 B and 1518 B frames in the ratio 2:3.
+    Mix(Vec<(usize, u64)>),
 }
 
 impl Default for SizeSpec {
@@ -41,14 +44,37 @@ impl FromStr for SizeSpec {
             "dc" => Ok(SizeSpec::Dc),
             t => match t.strip_prefix("pcap:") {
                 Some(path) if !path.is_empty() => Ok(SizeSpec::Pcap(PathBuf::from(path))),
+                _ if t.contains(':') => parse_mix(t).map(SizeSpec::Mix).map_err(|e| format!("bad packet size mix '{s}': {e}")),
                 _ => t.parse().map(SizeSpec::Fixed).map_err(|_| {
                     format!(
-                        "bad packet size '{s}': give a frame length {MIN_FRAME}..={MAX_FRAME}, imix, dc or pcap:FILE"
+                        "bad packet size '{s}': give a frame length {MIN_FRAME}..={MAX_FRAME}, imix, dc, SIZE:WEIGHT,... or pcap:FILE"
                     )
                 }),
             },
         }
     }
+}
+
+/// `SIZE:WEIGHT,SIZE:WEIGHT,...`: frame lengths in 64..=1518, each once, weights positive integers.
+fn parse_mix(t: &str) -> Result<Vec<(usize, u64)>, String> {
+    let mut pairs: Vec<(usize, u64)> = Vec::new();
+    for part in t.split(',') {
+        let (size, weight) = part.split_once(':').ok_or_else(|| format!("'{}' is not SIZE:WEIGHT", part.trim()))?;
+        let size: usize = size.trim().parse().map_err(|_| format!("'{}' is not a frame length", size.trim()))?;
+        let weight: u64 =
+            weight.trim().parse().map_err(|_| format!("'{}' is not a whole-number weight", weight.trim()))?;
+        if !(MIN_FRAME..=MAX_FRAME).contains(&size) {
+            return Err(format!("frame length {size} is outside {MIN_FRAME}..={MAX_FRAME}"));
+        }
+        if weight == 0 {
+            return Err(format!("frame length {size} has weight 0; leave it out"));
+        }
+        if pairs.iter().any(|(s, _)| *s == size) {
+            return Err(format!("frame length {size} is given twice"));
+        }
+        pairs.push((size, weight));
+    }
+    Ok(pairs)
 }
 
 impl TryFrom<String> for SizeSpec {
@@ -74,6 +100,7 @@ impl SizeDist {
             SizeSpec::Fixed(len) => SizeDist::weighted(&[(*len, 1)]),
             SizeSpec::Imix => SizeDist::weighted(&[(64, 7), (570, 4), (1518, 1)]),
             SizeSpec::Dc => SizeDist::weighted(&[(200, 1), (1400, 1)]),
+            SizeSpec::Mix(pairs) => SizeDist::weighted(pairs),
             SizeSpec::Pcap(path) => {
                 let mut counts = vec![0u64; MAX_FRAME + 1];
                 for p in TraceReader::open(path)? {
@@ -146,7 +173,14 @@ mod tests {
         assert_eq!("64".parse(), Ok(SizeSpec::Fixed(64)));
         assert_eq!("imix".parse(), Ok(SizeSpec::Imix));
         assert_eq!("pcap:a.pcap".parse(), Ok(SizeSpec::Pcap("a.pcap".into())));
-        assert!("huge".parse::<SizeSpec>().unwrap_err().contains("imix, dc or pcap:FILE"));
+        assert!("huge".parse::<SizeSpec>().unwrap_err().contains("imix, dc, SIZE:WEIGHT,... or pcap:FILE"));
+        assert_eq!("64:2, 1518:3".parse(), Ok(SizeSpec::Mix(vec![(64, 2), (1518, 3)])));
+        assert_eq!("1518:1".parse(), Ok(SizeSpec::Mix(vec![(1518, 1)])));
+        for bad in ["64:0", "63:1", "64:1,64:2", "64", "64:x", "x:1", "64:1,", "64:-1"] {
+            if bad != "64" {
+                assert!(bad.parse::<SizeSpec>().is_err(), "{bad}");
+            }
+        }
         assert!(SizeDist::from_spec(&SizeSpec::Fixed(63)).is_err());
         assert!(SizeDist::from_spec(&SizeSpec::Fixed(1519)).is_err());
     }
@@ -168,5 +202,33 @@ mod tests {
             assert!((*got as f64 / n as f64 - want).abs() < 0.01, "{c:?}");
         }
         assert!((d.mean() - (7.0 * 64.0 + 4.0 * 570.0 + 1518.0) / 12.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_mix_has_its_weights_mean() {
+        let d = SizeDist::from_spec(&"64:2,1518:3".parse().unwrap()).unwrap();
+        assert!((d.mean() - (2.0 * 64.0 + 3.0 * 1518.0) / 5.0).abs() < 1e-9);
+        assert_eq!((d.min(), d.max()), (64, 1518));
+    }
+
+    proptest::proptest! {
+        /// Any text either parses to a mix whose every pair is in range, or is refused; a mix written out
+        /// parses back to itself.
+        #[test]
+        fn mixes_parse_or_are_refused(text in "[0-9:, x]{0,24}") {
+            if let Ok(SizeSpec::Mix(pairs)) = text.parse::<SizeSpec>() {
+                proptest::prop_assert!(!pairs.is_empty());
+                for (s, w) in &pairs {
+                    proptest::prop_assert!((MIN_FRAME..=MAX_FRAME).contains(s) && *w > 0);
+                }
+            }
+        }
+
+        #[test]
+        fn written_mixes_parse_back(pairs in proptest::collection::btree_map(MIN_FRAME..=MAX_FRAME, 1u64..1000, 1..6)) {
+            let pairs: Vec<(usize, u64)> = pairs.into_iter().collect();
+            let text: Vec<String> = pairs.iter().map(|(s, w)| format!("{s}:{w}")).collect();
+            proptest::prop_assert_eq!(text.join(",").parse::<SizeSpec>(), Ok(SizeSpec::Mix(pairs)));
+        }
     }
 }

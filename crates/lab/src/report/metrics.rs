@@ -73,6 +73,7 @@ pub const METRICS: &[Metric] = &[
     m("offered.gbps", "Offered load without framing", "offered L2", Gbps, false),
     m("offered.mpps", "Offered packet rate", "offered", Mpps, false),
     m("received_mpps", "Packets received by cores", "received", Mpps, false),
+    m("received_per_core_mpps.*", "Packets received by core {}", "core {} rx", Mpps, false),
     m("window_s", "Measurement window", "window", S, false),
     m("seconds", "Run length", "run", S, false),
     // Latency.
@@ -155,6 +156,7 @@ pub const METRICS: &[Metric] = &[
     // Drops and accounting.
     m("drops.*", "Drops ({})", "drops {}", Count, false),
     m("derived.drops", "Drops", "drops", Count, false),
+    m("derived.rx_max_over_min", "Packets of the busiest core over the idlest", "rx max/min", Number, false),
     m("drop_ratio", "Dropped share of offered packets", "dropped", Share, false),
     m("accounting.offered", "Packets offered (whole run)", "offered", Count, false),
     m("accounting.delivered", "Packets delivered to cores (whole run)", "delivered", Count, false),
