@@ -39,3 +39,22 @@ impl App for Fwd {
         tx.append(rx);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::AppParams;
+    use crate::harness::{TestCore, frame};
+
+    #[test]
+    fn swaps_the_ethernet_addresses_only_when_asked() {
+        let mut f = frame("10.0.0.1", 1, "10.0.0.2", 2, 17, 64);
+        f[..12].copy_from_slice(&[1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2]);
+        let core = TestCore::new();
+        let mut swap = Fwd::new(AppParams::parse("mac=swap").unwrap().reader("fwd")).unwrap();
+        let out = core.run(&mut swap, std::slice::from_ref(&f));
+        assert_eq!(out[0][..12], [2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1]);
+        assert_eq!(out[0][12..], f[12..]);
+        assert_eq!(core.run(&mut Fwd::default(), std::slice::from_ref(&f)), vec![f]);
+    }
+}
