@@ -63,12 +63,12 @@ impl<D: Design> Bench<D> {
     }
 }
 
-/// Charges time-stamp counter cycles to the current phase (index 5: outside any driver phase).
+/// Charges time-stamp counter cycles to the current phase (the last index: outside any driver phase).
 #[derive(Default)]
 struct PhaseClock {
     current: Option<Phase>,
     last: u64,
-    cycles: [u64; 6],
+    cycles: [u64; Phase::ALL.len() + 1],
 }
 
 fn tsc() -> u64 {
@@ -88,7 +88,7 @@ fn tsc() -> u64 {
 
 impl PhaseClock {
     fn index(p: Option<Phase>) -> usize {
-        p.map_or(5, |p| Phase::ALL.iter().position(|&q| q == p).unwrap())
+        p.map_or(Phase::ALL.len(), |p| Phase::ALL.iter().position(|&q| q == p).unwrap())
     }
 
     fn settle(&mut self) {

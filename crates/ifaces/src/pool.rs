@@ -142,7 +142,8 @@ impl PoolCache {
     pub fn alloc<P: Probe>(&mut self, p: &mut P) -> Option<BufId> {
         in_phase(p, Phase::Alloc, |p| {
             if self.bufs.is_empty() {
-                if self.shared.take(p, &mut self.bufs, self.size.max(1)) == 0 {
+                let size = self.size.max(1);
+                if in_phase(p, Phase::PoolRefill, |p| self.shared.take(p, &mut self.bufs, size)) == 0 {
                     self.stats.failures += 1;
                     return None;
                 }
@@ -192,7 +193,7 @@ impl PoolCache {
         self.bufs.push(id);
         if self.bufs.len() >= self.flush_at.max(1) {
             let keep = self.size;
-            self.shared.give(p, self.bufs.drain(keep..));
+            in_phase(p, Phase::PoolFlush, |p| self.shared.give(p, self.bufs.drain(keep..)));
             self.stats.flushes += 1;
         }
     }
@@ -278,6 +279,44 @@ mod tests {
         drop((c0, c1));
         assert_eq!(shared.available(), 4);
         assert_eq!(shared.arena().census()[0], 4);
+    }
+
+    /// Records the phase each shared-pool lock is taken in.
+    #[derive(Default)]
+    struct LockPhases {
+        phase: Option<Phase>,
+        locked_in: Vec<Phase>,
+    }
+
+    impl Probe for LockPhases {
+        fn touch(&mut self, _: usize, _: usize, _: crate::probe::Access) {}
+        fn work(&mut self, _: u32) {}
+        fn mmio_write(&mut self, _: usize, _: usize) {}
+        fn lock(&mut self, _: usize) {
+            self.locked_in.push(self.phase.expect("locked inside a phase"));
+        }
+        fn unlock(&mut self, _: usize) {}
+        fn phase(&mut self, phase: Phase) -> Phase {
+            self.phase.replace(phase).unwrap_or(Phase::Rx)
+        }
+        fn now_ns(&self) -> u64 {
+            0
+        }
+    }
+
+    #[test]
+    fn the_shared_level_is_charged_to_refill_and_flush() {
+        let shared = pool(16);
+        let mut p = LockPhases::default();
+        let mut c = PoolCache::new(0, 4, shared.clone());
+        // Five allocations: two refills of four; seven frees then reach 1.5 x 4 = 6 once: one flush.
+        let ids: Vec<_> = (0..5).map(|_| c.alloc(&mut p).unwrap()).collect();
+        let more: Vec<_> = (0..3).map(|_| c.alloc(&mut p).unwrap()).collect();
+        for id in ids.into_iter().chain(more).take(6) {
+            c.free(&mut p, id);
+        }
+        assert_eq!(p.locked_in, [Phase::PoolRefill, Phase::PoolRefill, Phase::PoolFlush]);
+        assert_eq!(p.phase, Some(Phase::Rx), "each call restores the caller's phase");
     }
 }
 

@@ -29,13 +29,22 @@ pub enum Phase {
     Tx,
     /// Synchronisation between cores: shared-ring locks and bitmaps, CAS loops (shRing §4.3, COREC §3.4).
     Sync,
-    /// Buffer allocation and freeing.
+    /// Buffer allocation and freeing in a core's own cache of the two-level allocator ([`crate::pool`]).
     Alloc,
+    /// An allocation that reaches the allocator's shared level: a core's empty cache refilled in bulk
+    /// (rxBisect §6.2, Table 3's inter-core allocator cycles on "alloc").
+    #[serde(rename = "pool_refill")]
+    PoolRefill,
+    /// A free that reaches the allocator's shared level: a core's overfull cache flushed in bulk (rxBisect
+    /// Table 3's "free").
+    #[serde(rename = "pool_flush")]
+    PoolFlush,
 }
 
 impl Phase {
     /// Every phase, in report order.
-    pub const ALL: [Phase; 5] = [Phase::Rx, Phase::App, Phase::Tx, Phase::Sync, Phase::Alloc];
+    pub const ALL: [Phase; 7] =
+        [Phase::Rx, Phase::App, Phase::Tx, Phase::Sync, Phase::Alloc, Phase::PoolRefill, Phase::PoolFlush];
 }
 
 /// What the code under test reports to the engine that drives it.

@@ -207,8 +207,18 @@ pub struct Seeds {
 impl std::fmt::Display for Seeds {
     /// `4 of 10 seeds within, 0.737-1.001`.
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        write!(f, "{} of {} seeds within, {:.3}-{:.3}", self.within, self.n, self.min, self.max)
+        write!(f, "{} of {} seeds within, {}-{}", self.within, self.n, number(self.min), number(self.max))
     }
+}
+
+/// A verdict table's number: three decimals, or three significant digits below 0.01 (a share of cycles
+/// such as rxBisect Table 3's 0.039 % would otherwise print as 0.000).
+pub fn number(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || x.abs() >= 0.01 {
+        return format!("{x:.3}");
+    }
+    let decimals = 2 - x.abs().log10().floor() as i32;
+    format!("{x:.*}", decimals as usize)
 }
 
 /// The sign shown before a paper's value: `≥`, `≤` or nothing.
@@ -475,6 +485,12 @@ mod tests {
         let mut r = row(label, gbps);
         r.params.insert("app_params".into(), format!("reads={reads}").into());
         r
+    }
+
+    #[test]
+    fn small_numbers_keep_three_significant_digits() {
+        let got: Vec<String> = [0.0, 1.23456, -0.5, 0.0014, 0.00039, 0.0123, -0.000659].map(number).into();
+        assert_eq!(got, ["0.000", "1.235", "-0.500", "0.00140", "0.000390", "0.012", "-0.000659"]);
     }
 
     #[test]

@@ -12,8 +12,13 @@ use std::path::Path;
 
 /// Relative change a one-seed value may show.
 const ONE_SEED: f64 = 0.01;
-/// Half a unit of the verdict table's last digit (it prints three decimals).
-const PRINTED: f64 = 0.0005;
+/// Half a unit of the last digit the verdict table prints for `x` ([`crate::claim::number`]: three
+/// decimals, three significant digits below 0.01).
+fn printed(x: f64) -> f64 {
+    let text = crate::claim::number(x);
+    let decimals = text.split_once('.').map_or(0, |(_, d)| d.len()) as i32;
+    0.5 * 10f64.powi(-decimals)
+}
 
 /// One check of the reference run.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,12 +106,13 @@ pub fn compare(refs: &[Reference], claim: &str, v: &Verdict) -> Change {
     match (r.rxlab, v.rxlab) {
         (Some(was), Some(now)) => {
             let (lo, hi) = r.seeds.unwrap_or_else(|| {
-                let slack = (was.abs() * ONE_SEED).max(PRINTED);
+                let slack = (was.abs() * ONE_SEED).max(printed(was));
                 (was - slack, was + slack)
             });
-            if !(lo - PRINTED..=hi + PRINTED).contains(&now) {
+            if !(lo - printed(lo)..=hi + printed(hi)).contains(&now) {
                 let spread = if r.seeds.is_some() { "its seeds' spread" } else { "1 %" };
-                moved.push(format!("{now:.3} outside {spread} {lo:.3}-{hi:.3} (reference {was:.3})"));
+                let n = crate::claim::number;
+                moved.push(format!("{} outside {spread} {}-{} (reference {})", n(now), n(lo), n(hi), n(was)));
             }
         }
         (was, now) if was.is_some() != now.is_some() => moved.push(format!("value {was:?} -> {now:?}")),

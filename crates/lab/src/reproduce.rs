@@ -163,9 +163,9 @@ fn rows(results: &[ClaimResult]) -> Vec<[String; 5]> {
             rows.push([r.name.clone(), r.claim.clone(), String::new(), String::new(), format!("not run: {why}")]);
         }
         for v in &r.verdicts {
-            let rx = v.rxlab.map_or_else(|| "-".into(), |x| format!("{x:.3}"));
+            let rx = v.rxlab.map_or_else(|| "-".into(), crate::claim::number);
             let verdict = if v.within { "within" } else { "MISS" };
-            let paper = format!("{}{:.3}", crate::claim::bound_sign(v.bound), v.paper);
+            let paper = format!("{}{}", crate::claim::bound_sign(v.bound), crate::claim::number(v.paper));
             let seeds = v.seeds.map_or_else(String::new, |s| format!("; {s}"));
             let tail = format!("{verdict} ({}){seeds}", v.tolerance_text());
             rows.push([r.name.clone(), v.what.clone(), paper, rx, tail]);

@@ -136,7 +136,8 @@ fn median(mut xs: Vec<f64>) -> f64 {
 pub fn measure(ifaces: &[String], rounds: usize, divide: u64) -> Result<Vec<Row>> {
     let pts = points(ifaces, divide)?;
     if pts.is_empty() {
-        anyhow::bail!("--iface: no reference point runs {}; they run privring, enso and nmnfv", ifaces.join(", "));
+        let all: Vec<String> = points(&[], divide)?.into_iter().filter_map(|(_, p)| p.iface).collect();
+        anyhow::bail!("--iface: no reference point runs {}; they run {}", ifaces.join(", "), all.join(", "));
     }
     let mut runs: Vec<Vec<Row>> = pts.iter().map(|_| Vec::new()).collect();
     for _ in 0..rounds {

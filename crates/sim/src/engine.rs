@@ -38,8 +38,8 @@ use crate::probe::{Agent, SimProbe, Step};
 use crate::profile::Profile;
 use crate::progress::{Part, Progress};
 use crate::report::{
-    Accounting, Cycles, DescriptorWait, HitRates, LlcDuel, MemBw, MissesPerPacket, PcieDir, PcieReport, SettleReport,
-    SimReport, ratio,
+    Accounting, Cycles, DescriptorWait, HitRates, LlcDuel, MemBw, MissesPerPacket, PcieDir, PcieReport, PoolShare,
+    SettleReport, SharedPoolShares, SimReport, ratio,
 };
 use crate::sampler::{PERIOD_PS, Sampler};
 use crate::settle::{OBSERVE_PS, Observation, Settle};
@@ -128,6 +128,8 @@ struct Counters {
     /// Rx calls per core, including the empty polls of its idle rhythm.
     polls: Vec<u64>,
     busy_ps: [u64; Phase::ALL.len()],
+    /// Time each core spent in the allocator's shared level in the window, ps: refills, flushes.
+    pool_ps: Vec<[u64; 2]>,
     idle_ps: u64,
     occupancy: (f64, u64),
     /// Occupancy samples of the whole run (summed, count), and the cores' busy time in it, ps.
@@ -139,13 +141,25 @@ struct Counters {
 }
 
 impl Counters {
-    /// Count a core step that did work, if it started in the window.
-    fn charge(&mut self, win: &Window, t: u64, step: &Step) {
+    /// Count a step of core `core` that did work, if it started in the window.
+    fn charge(&mut self, win: &Window, t: u64, core: usize, step: &Step) {
         self.busy_all_ps += step.phase_ps.iter().sum::<u64>();
         if win.contains(t) {
             for (b, p) in self.busy_ps.iter_mut().zip(step.phase_ps) {
                 *b += p;
             }
+        }
+        self.pool(win, t, core, step);
+    }
+
+    /// Count the time a step of core `core` spent in the allocator's shared level, if it started in the
+    /// window; a poll that received nothing counts too (rxBisect: a core re-arms the Ax slots another
+    /// core's packets took, refilling its cache to do so).
+    fn pool(&mut self, win: &Window, t: u64, core: usize, step: &Step) {
+        if win.contains(t) {
+            let pool = &mut self.pool_ps[core];
+            pool[0] += step.phase_ps[Phase::PoolRefill as usize];
+            pool[1] += step.phase_ps[Phase::PoolFlush as usize];
         }
     }
 
@@ -304,6 +318,11 @@ pub fn run_design<D: Design, A: App>(
     let mut source = Generator::new(&GenConfig { reta: entries, ..cfg.traffic.clone() }).map_err(SimError::Traffic)?;
     let reta = IndirectionTable::round_robin_sized(cores, entries)
         .map_err(|message| SimError::Config { option: "cores", message })?;
+    // The cores that receive the target queues' packets, if the traffic has targets.
+    let mut targets = vec![false; cores];
+    for q in cfg.traffic.steering.targets().into_iter().filter(|&q| q < cores) {
+        D::WAKE.cores(q as QueueId, cores).for_each(|i| targets[i] = true);
+    }
     if cfg.warm_tables {
         // The papers measure after 10 s of warm-up traffic (nicmem artifact, fig9/run_test.sh): each core
         // has seen every flow RSS steers to it, here in index order: the order a stepped generator sends
@@ -340,7 +359,12 @@ pub fn run_design<D: Design, A: App>(
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     let mut q = Queue::new(cores + triads.len());
     let mut win = Window(cfg.warmup_ps, cfg.duration_ps);
-    let mut c = Counters { polls: vec![0; cores], delivered_win_core: vec![0; cores], ..Counters::default() };
+    let mut c = Counters {
+        polls: vec![0; cores],
+        delivered_win_core: vec![0; cores],
+        pool_ps: vec![[0; 2]; cores],
+        ..Counters::default()
+    };
     let mut late_ps = cfg.duration_ps + residual_ps(cfg.duration_ps);
     let mut hist = LatencyHistogram::new();
     let mut stages = StageClock::default();
@@ -653,7 +677,7 @@ pub fn run_design<D: Design, A: App>(
                     if win.contains(t) {
                         service.record_n((step.end - t) / 1000 / n as u64, n as u64);
                     }
-                    c.charge(&win, t, &step);
+                    c.charge(&win, t, i, &step);
                     st.scheduled = Some(step.end);
                     q.push(step.end, Event::CoreTx(i as u16));
                     continue;
@@ -661,7 +685,7 @@ pub fn run_design<D: Design, A: App>(
                 drivers[i].tx_burst(&mut probe, ctx, &mut st.tx);
                 let step = probe.finish();
                 if n > 0 {
-                    c.charge(&win, t, &step);
+                    c.charge(&win, t, i, &step);
                     if win.contains(t) {
                         service.record_n((step.end - t) / 1000 / n as u64, n as u64);
                     }
@@ -670,6 +694,7 @@ pub fn run_design<D: Design, A: App>(
                     q.push(next, Event::Core(i as u16));
                     continue;
                 }
+                c.pool(&win, t, i, &step);
                 let period = (step.end - t).max(m.cycle_ps);
                 st.idle = Some((t, period));
                 let idle_everywhere =
@@ -699,7 +724,7 @@ pub fn run_design<D: Design, A: App>(
                 let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
                 let queued = drivers[i].tx_burst(&mut probe, &ctxs[i], &mut st.tx);
                 let step = probe.finish();
-                c.charge(&win, t, &step);
+                c.charge(&win, t, i, &step);
                 if queued > 0 {
                     let rung = step.doorbell_at.unwrap_or(step.end).max(t);
                     for seq in st.tx_seqs.drain(..queued) {
@@ -799,6 +824,7 @@ pub fn run_design<D: Design, A: App>(
             phases: Phase::ALL.iter().map(|p| (phase_name(*p), per_pkt(c.busy_ps[*p as usize]))).collect(),
             sync_share: ratio(c.busy_ps[Phase::Sync as usize] as f64, busy as f64),
             idle_share: ratio(c.idle_ps as f64, (c.idle_ps + busy) as f64),
+            shared_pool: pool_shares(&c.pool_ps, &targets, win.1 - win.0),
         },
         hit_rates: HitRates {
             l1: rate(snap.mem.l1),
@@ -961,6 +987,24 @@ fn sum_metrics(all: impl Iterator<Item = Metrics>) -> BTreeMap<String, f64> {
     out
 }
 
+/// Each core group's share of its time in the allocator's shared level over a window of `window_ps`:
+/// all cores, and with `targets` (a core flag each, some set) the target cores and the others.
+fn pool_shares(pool_ps: &[[u64; 2]], targets: &[bool], window_ps: u64) -> SharedPoolShares {
+    let share = |pick: &dyn Fn(usize) -> bool| {
+        let cores: Vec<&[u64; 2]> = pool_ps.iter().enumerate().filter(|&(i, _)| pick(i)).map(|(_, p)| p).collect();
+        let time = cores.len() as f64 * window_ps as f64;
+        let sum = |k: usize| cores.iter().map(|p| p[k]).sum::<u64>() as f64;
+        let (refill, flush) = (ratio(sum(0), time), ratio(sum(1), time));
+        (!cores.is_empty()).then_some(PoolShare { refill, flush, total: refill + flush })
+    };
+    let split = targets.iter().any(|&t| t) && !targets.iter().all(|&t| t);
+    SharedPoolShares {
+        all: share(&|_| true).unwrap_or_default(),
+        target: split.then(|| share(&|i| targets[i])).flatten(),
+        other: split.then(|| share(&|i| !targets[i])).flatten(),
+    }
+}
+
 /// Report name of a phase.
 fn phase_name(p: Phase) -> &'static str {
     match p {
@@ -969,5 +1013,26 @@ fn phase_name(p: Phase) -> &'static str {
         Phase::Tx => "tx",
         Phase::Sync => "sync",
         Phase::Alloc => "alloc",
+        Phase::PoolRefill => "pool_refill",
+        Phase::PoolFlush => "pool_flush",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_shares_split_target_cores_from_the_others_only_where_there_are_both() {
+        // Three cores over a window of 1000 ps: core 0 refilled 20 ps, core 2 flushed 10 ps.
+        let pool = [[20, 0], [0, 0], [0, 10]];
+        let s = pool_shares(&pool, &[true, false, false], 1000);
+        assert_eq!(s.target, Some(PoolShare { refill: 0.02, flush: 0.0, total: 0.02 }));
+        assert_eq!(s.other, Some(PoolShare { refill: 0.0, flush: 0.005, total: 0.005 }));
+        assert!((s.all.total - 30.0 / 3000.0).abs() < 1e-12);
+        for targets in [[false; 3], [true; 3]] {
+            let s = pool_shares(&pool, &targets, 1000);
+            assert_eq!((s.target, s.other), (None, None));
+        }
     }
 }

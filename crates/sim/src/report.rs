@@ -17,6 +17,35 @@ pub struct Cycles {
     pub sync_share: f64,
     /// Share of core time spent in polls that found nothing.
     pub idle_share: f64,
+    /// Share of the cores' time in the buffer allocator's shared level (rxBisect Table 3).
+    pub shared_pool: SharedPoolShares,
+}
+
+/// Share of the cores' time (the measurement window on every core) spent refilling their buffer caches
+/// from the allocator's shared level and flushing them to it: rxBisect §6.2, Table 3's "inter-core
+/// memory allocator cycles out of all cycles".
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PoolShare {
+    /// Refills: allocations that reach the shared level (Table 3's "alloc").
+    pub refill: f64,
+    /// Flushes: frees that reach the shared level (Table 3's "free").
+    pub flush: f64,
+    /// Both: the allocator's share ("less than 0.2 % of total cycles in all cases").
+    pub total: f64,
+}
+
+/// [`PoolShare`] over all cores, and, where traffic has target queues (shRing §5.3, rxBisect §6.2), over
+/// the cores that receive them and over the others, as Table 3 splits them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct SharedPoolShares {
+    /// Every core.
+    pub all: PoolShare,
+    /// The target queues' cores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<PoolShare>,
+    /// The other cores.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other: Option<PoolShare>,
 }
 
 /// Hit rates in [0, 1] (NaN-free: 0 when there were no accesses).

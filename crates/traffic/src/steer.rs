@@ -74,6 +74,14 @@ pub struct Selection {
 }
 
 impl Steering {
+    /// The target queues, one per port (none without [`Steering::Target`]).
+    pub fn targets(&self) -> Vec<usize> {
+        match *self {
+            Steering::Target { queues, queue, ports, .. } => (0..ports).map(|k| k * queues / ports + queue).collect(),
+            _ => Vec::new(),
+        }
+    }
+
     /// Check the parameters against the number of flows and the indirection table's entries.
     pub fn validate(&self, flows: usize, reta: usize) -> Result<(), String> {
         let check_queues = |q: usize| {

@@ -119,6 +119,21 @@ pub const METRICS: &[Metric] = &[
     m("cycles.phases.*", "Cycles per packet in {}", "{}", Cycles, false),
     m("cycles.sync_share", "Synchronisation share of cycles", "sync", Share, false),
     m("cycles.idle_share", "Idle share of core time", "idle", Share, false),
+    m(
+        "cycles.shared_pool.*.refill",
+        "Share of {} cores' time refilling from the shared buffer pool",
+        "{} refill",
+        Share,
+        false,
+    ),
+    m(
+        "cycles.shared_pool.*.flush",
+        "Share of {} cores' time flushing to the shared buffer pool",
+        "{} flush",
+        Share,
+        false,
+    ),
+    m("cycles.shared_pool.*.total", "Share of {} cores' time in the shared buffer pool", "{} pool", Share, false),
     m("derived.cycles_processing", "Processing cycles per packet", "processing", Cycles, false),
     // Caches.
     m("hit_rates.l1", "CPU L1d hit rate", "L1 hit", Share, false),
