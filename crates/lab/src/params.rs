@@ -292,6 +292,21 @@ pub struct Params {
     #[serde(default, deserialize_with = "count")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub target_ports: Option<usize>,
+    /// Change the target queues' load this long after the start, e.g. `250ms`: from then on they get
+    /// --switch-percent of each port's packets, in frames of --switch-target-size, the flows staying the
+    /// same ("we reconfigure the load generator to send a pathological load", shRing §5.3, Figure 13).
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switch_at: Option<Quantity>,
+    /// Share of packets for the target queues after --switch-at, 0..=100.
+    #[arg(long, allow_hyphen_values = true)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switch_percent: Option<f64>,
+    /// Frame size of the target queues' packets after --switch-at [default: as before].
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub switch_target_size: Option<usize>,
     /// Pick flows so that RSS puts the same number on every queue.
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub rss_even: Option<bool>,

@@ -4,7 +4,7 @@ use crate::params::FlowOrder;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use traffic::units::parse_duration_ns;
-use traffic::{Burst, GenConfig, IpVersion, Payload, Popularity, Rate, SizeSpec, Steering, Train};
+use traffic::{Burst, GenConfig, IpVersion, LoadSwitch, Payload, Popularity, Rate, SizeSpec, Steering, Train};
 use wire::L4Proto;
 
 /// What the synthetic generator sends.
@@ -51,6 +51,17 @@ pub struct TrafficArgs {
     /// per NIC" (shRing §5.3, rxBisect §6.2) [default: 1].
     #[arg(long, value_parser = ifaces::ringsize::count::<usize>, requires = "target_queue")]
     pub target_ports: Option<usize>,
+    /// Change the target queues' load this long after the start, e.g. `250ms`: from then on they get
+    /// --switch-percent of each port's packets, in frames of --switch-target-size, the flows staying the
+    /// same ("we reconfigure the load generator to send a pathological load", shRing §5.3, Figure 13).
+    #[arg(long, requires_all = ["target_queue", "switch_percent"])]
+    pub switch_at: Option<String>,
+    /// Share of packets for the target queues after --switch-at, 0..=100.
+    #[arg(long, requires = "switch_at", allow_hyphen_values = true)]
+    pub switch_percent: Option<f64>,
+    /// Frame size of the target queues' packets after --switch-at [default: as before].
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, requires = "switch_at")]
+    pub switch_target_size: Option<usize>,
     /// Pick flows so that RSS puts the same number on every queue.
     #[arg(long, conflicts_with = "target_queue")]
     pub rss_even: bool,
@@ -93,6 +104,15 @@ impl TrafficArgs {
             (None, None) => SizeSpec::default(),
         };
         let zipf = self.zipf.or(stand.map(|s| s.zipf));
+        let switch = match (&self.switch_at, self.switch_percent) {
+            (Some(at), Some(percent)) => Some(LoadSwitch {
+                at_ns: flag("switch-at", parse_duration_ns(at))?,
+                percent,
+                target_size: self.switch_target_size,
+            }),
+            (None, None) if self.switch_target_size.is_none() => None,
+            _ => bail!("a load switch needs both --switch-at and --switch-percent"),
+        };
         Ok(GenConfig {
             seed: self.seed,
             size,
@@ -112,6 +132,7 @@ impl TrafficArgs {
             // The simulator puts its NIC's table in (`nic.reta_entries`); traces and the live engine's
             // software NIC use the specification's.
             reta: wire::reta::RETA_SIZE,
+            switch,
         })
     }
 }

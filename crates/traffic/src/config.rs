@@ -40,6 +40,22 @@ pub enum Payload {
     Kvs(ClientConfig),
 }
 
+/// A change of load partway through a stream with [`Steering::Target`]: shRing §5.3 (Figure 13) runs
+/// NAT and LB under a non-pathological load and, 20 s in, "reconfigure[s] the load generator to send a
+/// pathological load". The flows stay those chosen at the start; from the first packet after one sent at
+/// or past `at_ns`, the target queues get `percent` % of the packets, in frames of `target_size`.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoadSwitch {
+    /// When, ns from the start of the stream.
+    pub at_ns: u64,
+    /// The target queues' share of each port's packets from then on, 0..=100.
+    pub percent: f64,
+    /// Their frame length (FCS included) from then on; without it, it stays as it was.
+    #[serde(default)]
+    pub target_size: Option<usize>,
+}
+
 /// Everything that defines a synthetic traffic stream. Same config, same bytes.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -70,6 +86,8 @@ pub struct GenConfig {
     /// Entries of the receiving NIC's RSS indirection table, filled round-robin, on which steering and
     /// KVS partitions rely to reach their queues (a power of two) [default: 128].
     pub reta: usize,
+    /// Optional change of the target queues' load partway through (`{ at_ns, percent, target_size }`).
+    pub switch: Option<LoadSwitch>,
 }
 
 impl Default for GenConfig {
@@ -87,6 +105,7 @@ impl Default for GenConfig {
             steering: Steering::None,
             payload: Payload::Stamp,
             reta: RETA_SIZE,
+            switch: None,
         }
     }
 }
@@ -140,7 +159,11 @@ impl GenConfig {
             Steering::Target { target_size, .. } => target_size,
             _ => None,
         };
-        for s in [main, target].into_iter().flatten() {
+        if let Some(w) = self.switch {
+            self.check_switch(w)?;
+        }
+        let switched = self.switch.and_then(|w| w.target_size);
+        for s in [main, target, switched].into_iter().flatten() {
             if !(MIN_FRAME..=MAX_FRAME).contains(&s) {
                 return Err(format!(
                     "packet size {s} B is out of range: Ethernet frames (FCS included) are {MIN_FRAME}..={MAX_FRAME} B"
@@ -152,6 +175,27 @@ impl GenConfig {
         }
         wire::IndirectionTable::check_entries(self.reta)?;
         self.steering.validate(self.flows, self.reta)
+    }
+
+    /// A switch changes the share of the target flows, so there must be target flows and others.
+    fn check_switch(&self, w: LoadSwitch) -> Result<(), String> {
+        match self.steering {
+            Steering::Target { percent, .. } if percent > 0.0 && percent < 100.0 => {}
+            Steering::Target { percent, .. } => {
+                return Err(format!(
+                    "a load switch moves packets between the target queues and the others: it needs a target \
+                     share between 0 and 100 % to start from, got {percent} %"
+                ));
+            }
+            _ => return Err("a load switch changes the target queues' load: it needs a target queue".into()),
+        }
+        if !(0.0..=100.0).contains(&w.percent) {
+            return Err(format!("the switched target percent must be within 0..=100, got {}", w.percent));
+        }
+        if matches!(self.payload, Payload::Kvs(_)) {
+            return Err("a load switch changes frame sizes and shares, which key-value requests set themselves".into());
+        }
+        Ok(())
     }
 }
 

@@ -7,7 +7,7 @@
 //! advances the pacer: no allocation, no parsing.
 
 use crate::chosen::Chosen;
-use crate::config::{GenConfig, GenError, Payload};
+use crate::config::{GenConfig, GenError, LoadSwitch, Payload};
 use crate::flows::{FlowSet, Picker};
 use crate::kvs::client::Client;
 use crate::kvs::proto::HEADER_LEN;
@@ -80,6 +80,23 @@ pub struct Generator {
     kvs: Option<Client>,
     /// For a KVS payload with several partitions: the flows RSS steers to each partition's core.
     by_partition: Vec<Vec<u32>>,
+    /// The load switch still to come ([`LoadSwitch`]).
+    switch: Option<Pending>,
+    /// Send time of the packet sent last, ns.
+    last_ns: u64,
+}
+
+/// A [`LoadSwitch`] ready to apply: when, group 0's (the target flows') new threshold and sizes.
+#[derive(Debug, Clone)]
+struct Pending {
+    at_ns: u64,
+    first_threshold: u64,
+    sizes: Option<SizeDist>,
+}
+
+/// `random::<u64>() < threshold(p)` holds with probability `p`.
+fn threshold(p: f64) -> u64 {
+    (p.clamp(0.0, 1.0) * 2f64.powi(64)).min(u64::MAX as f64) as u64
 }
 
 impl Generator {
@@ -110,8 +127,18 @@ impl Generator {
             Payload::Kvs(c) if c.partitions > 1 => flows_by_queue(&chosen.flows, c.partitions, cfg.reta)?,
             _ => Vec::new(),
         };
+        let switch = cfg
+            .switch
+            .map(|w: LoadSwitch| -> Result<Pending, GenError> {
+                let sizes = w.target_size.map(|s| SizeDist::from_spec(&SizeSpec::Fixed(s))).transpose()?;
+                Ok(Pending { at_ns: w.at_ns, first_threshold: threshold(w.percent / 100.0), sizes })
+            })
+            .transpose()?;
         let max_len = match &cfg.payload {
-            Payload::Stamp => Self::sized_max_len(cfg, &chosen.flows, &groups)?,
+            Payload::Stamp => {
+                let dists = groups.iter().map(|g| &g.sizes).chain(switch.as_ref().and_then(|w| w.sizes.as_ref()));
+                Self::sized_max_len(cfg, &chosen.flows, dists)?
+            }
             Payload::Kvs(c) => {
                 let body = HEADER_LEN + c.key_len + c.value_len;
                 let longest = chosen.templates.iter().map(|t| t.body_frame_len(body)).max().unwrap_or(MAX_FRAME);
@@ -123,7 +150,7 @@ impl Generator {
                 longest - FCS_LEN
             }
         };
-        let first_threshold = (chosen.first_share.clamp(0.0, 1.0) * 2f64.powi(64)).min(u64::MAX as f64) as u64;
+        let first_threshold = threshold(chosen.first_share);
         Ok(Generator {
             rng,
             chosen,
@@ -134,14 +161,20 @@ impl Generator {
             max_len,
             kvs,
             by_partition,
+            switch,
+            last_ns: 0,
         })
     }
 
-    /// Largest frame without FCS of the size distributions of `groups`, checking that their smallest
-    /// frames carry the headers and the stamp.
-    fn sized_max_len(cfg: &GenConfig, flows: &FlowSet, groups: &[Group]) -> Result<usize, GenError> {
+    /// Largest frame without FCS of the size distributions `dists`, checking that their smallest frames
+    /// carry the headers and the stamp.
+    fn sized_max_len<'a>(
+        cfg: &GenConfig,
+        flows: &FlowSet,
+        dists: impl Iterator<Item = &'a SizeDist> + Clone,
+    ) -> Result<usize, GenError> {
         let need = flows.get(0).map_or(0, |f| min_frame_len(&f.tuple));
-        let smallest = groups.iter().map(|g| g.sizes.min()).min().unwrap_or(MAX_FRAME);
+        let smallest = dists.clone().map(SizeDist::min).min().unwrap_or(MAX_FRAME);
         if smallest < need {
             let proto = if cfg.proto == L4Proto::Tcp { "TCP" } else { "UDP" };
             return Err(GenError::Config(format!(
@@ -149,7 +182,7 @@ impl Generator {
                 cfg.ip
             )));
         }
-        Ok(groups.iter().map(|g| g.sizes.max()).max().unwrap_or(MAX_FRAME) - FCS_LEN)
+        Ok(dists.map(SizeDist::max).max().unwrap_or(MAX_FRAME) - FCS_LEN)
     }
 
     /// The flows, indexed by [`PacketMeta::flow`].
@@ -165,12 +198,27 @@ impl Generator {
     /// The next packet's group (an index into `groups`) and flow.
     #[inline]
     fn next_flow(&mut self) -> (usize, u32) {
+        if self.switch.as_ref().is_some_and(|w| self.last_ns >= w.at_ns) {
+            self.apply_switch();
+        }
         let i = match self.groups.len() {
             1 => 0,
             _ => usize::from(self.rng.random::<u64>() >= self.first_threshold),
         };
         let g = &mut self.groups[i];
         (i, g.members[g.picker.pick(&mut self.rng)])
+    }
+
+    /// The load switch has come: the target flows (group 0, `GenConfig::validate` makes sure there are
+    /// two groups) take their new share and sizes.
+    #[cold]
+    fn apply_switch(&mut self) {
+        if let Some(w) = self.switch.take() {
+            self.first_threshold = w.first_threshold;
+            if let Some(s) = w.sizes {
+                self.groups[0].sizes = s;
+            }
+        }
     }
 
     /// Write the next packet into `buf` (an Ethernet frame without FCS) and say what it is.
@@ -187,6 +235,7 @@ impl Generator {
             None => {
                 let frame_len = g.sizes.sample(&mut self.rng);
                 let ts_ns = self.pacer.next(frame_len);
+                self.last_ns = ts_ns;
                 (ts_ns, self.chosen.templates[flow as usize].write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf))
             }
             Some(client) => {
@@ -221,6 +270,7 @@ impl Generator {
                 self.seq += 1;
                 let frame_len = g.sizes.sample(&mut self.rng);
                 let ts_ns = self.pacer.next(frame_len);
+                self.last_ns = ts_ns;
                 let template = &self.chosen.templates[flow as usize];
                 let len =
                     template.write_over(frame_len, Stamp { seq, tx_ns: ts_ns }, &mut frame.bytes, frame.zero_from);

@@ -31,7 +31,7 @@ pub mod trace;
 pub mod units;
 pub mod wild;
 
-pub use config::{GenConfig, GenError, Payload};
+pub use config::{GenConfig, GenError, LoadSwitch, Payload};
 pub use flows::{FlowInfo, FlowSet, IpVersion, Popularity};
 pub use generator::{FrameBuf, Generator, PacketMeta, Stop};
 pub use inspect::{InspectOptions, TraceSummary, inspect};

@@ -5,8 +5,8 @@ use std::collections::HashMap;
 use traffic::kvs::client::ClientConfig;
 use traffic::kvs::proto::{Op, Request};
 use traffic::{
-    Burst, Container, FrameBuf, GenConfig, Generator, IpVersion, OutputFormat, Payload, Popularity, Rate, Resolution,
-    SizeSpec, Steering, Stop, Trace,
+    Burst, Container, FrameBuf, GenConfig, Generator, IpVersion, LoadSwitch, OutputFormat, Payload, Popularity, Rate,
+    Resolution, SizeSpec, Steering, Stop, Trace,
 };
 use wire::frame::wire_bits;
 use wire::{L4Proto, PacketView, Stamp};
@@ -174,6 +174,50 @@ fn each_port_has_its_own_target_queue() {
     let bad = |steering| GenConfig { flows: 400, steering, ..GenConfig::default() }.validate().unwrap_err().to_string();
     assert!(bad(target(1, 3)).contains("do not split evenly"));
     assert!(bad(target(4, 2)).contains("4 queues per port"));
+}
+
+/// shRing §5.3, Figure 13: an even load (each port's target queue with 1/4 of its port's packets, as
+/// every other queue) turns pathological at 1 ms: the same flows, 30 % of the packets to the targets, in
+/// 64 B frames.
+#[test]
+fn a_load_switch_changes_the_targets_share_and_sizes_from_its_time_on() {
+    let steering = Steering::Target { queues: 8, queue: 1, percent: 25.0, target_size: None, ports: 2 };
+    let switch = Some(LoadSwitch { at_ns: 1_000_000, percent: 30.0, target_size: Some(64) });
+    let c = GenConfig { flows: 400, size: SizeSpec::Fixed(1518), rate: Rate::Gbps(100.0), steering, switch, ..cfg() };
+    let mut g = Generator::new(&c).unwrap();
+    let mut buf = vec![0u8; g.max_len()];
+    // Per phase: packets, those to a target queue, and the target's frame lengths seen.
+    let mut phases = [(0u32, 0u32, Vec::new()), (0, 0, Vec::new())];
+    let mut last = 0;
+    while last < 3_000_000 {
+        let m = g.next_packet(&mut buf);
+        let target = [1, 5].contains(&g.flows().get(m.flow as usize).unwrap().queue);
+        let p = &mut phases[usize::from(last >= 1_000_000)];
+        p.0 += 1;
+        if target {
+            p.1 += 1;
+            if !p.2.contains(&m.frame_len()) {
+                p.2.push(m.frame_len());
+            }
+        } else {
+            assert_eq!(m.frame_len(), 1518);
+        }
+        last = m.ts_ns;
+    }
+    let share = |p: &(u32, u32, Vec<usize>)| 100.0 * f64::from(p.1) / f64::from(p.0);
+    assert!((share(&phases[0]) - 25.0).abs() < 2.0, "before: {} %", share(&phases[0]));
+    assert!((share(&phases[1]) - 30.0).abs() < 1.0, "after: {} %", share(&phases[1]));
+    assert_eq!((phases[0].2.as_slice(), phases[1].2.as_slice()), (&[1518][..], &[64][..]));
+    let again = Generator::new(&c).unwrap().packets(30_000);
+    assert_eq!(again, Generator::new(&c).unwrap().packets(30_000), "the same switch, the same bytes");
+    let bad = |c: GenConfig| c.validate().unwrap_err().to_string();
+    assert!(bad(GenConfig { steering: Steering::None, ..c.clone() }).contains("needs a target queue"));
+    let all = Steering::Target { queues: 8, queue: 1, percent: 100.0, target_size: None, ports: 2 };
+    assert!(bad(GenConfig { steering: all, ..c.clone() }).contains("between 0 and 100"));
+    let over = Some(LoadSwitch { percent: 120.0, ..switch.unwrap() });
+    assert!(bad(GenConfig { switch: over, ..c.clone() }).contains("0..=100"));
+    let tiny = Some(LoadSwitch { target_size: Some(40), ..switch.unwrap() });
+    assert!(bad(GenConfig { switch: tiny, ..c }).contains("out of range"));
 }
 
 #[test]
