@@ -11,6 +11,7 @@
 //! metric = "throughput.gbps_wire"   # a column of results.csv
 //! a = "privRing"                    # rows with this label, or a table of parameters: { iface = "privring", ring = 64 }
 //!                                   # a parameter may be given a range: { rate = { from = "10G", to = "30G" } }
+//!                                   # or a list of values, any of which matches: { app = ["nat", "lb"] }
 //! b = "rxBisect"                    # leave out to compare a's value itself
 //! paper = 0.80                      # the paper's a / b
 //! tolerance = 0.25                  # default: within ±25 % of the paper's ratio
@@ -267,15 +268,20 @@ fn in_range(key: &str, text: &str, range: &toml::Table) -> bool {
 }
 
 impl Select {
-    /// Whether `r` is one of the rows selected: its label, or each parameter's value, or for a value
-    /// given as `{ from = X, to = Y }`, a value within that range (an offered load's share of a curve).
+    /// Whether `r` is one of the rows selected: its label, or each parameter's value, for a value given
+    /// as `{ from = X, to = Y }` a value within that range (an offered load's share of a curve), for a
+    /// list any of its values.
     pub fn matches(&self, r: &Row) -> bool {
+        fn one(k: &str, v: &toml::Value, r: &Row) -> bool {
+            match v {
+                toml::Value::Table(range) => in_range(k, &r.text(k), range),
+                toml::Value::Array(any) => any.iter().any(|v| one(k, v, r)),
+                v => r.text(k) == value_text(v),
+            }
+        }
         match self {
             Select::Label(l) => r.label() == *l,
-            Select::Params(t) => t.iter().all(|(k, v)| match v {
-                toml::Value::Table(range) => in_range(k, &r.text(k), range),
-                v => r.text(k) == value_text(v),
-            }),
+            Select::Params(t) => t.iter().all(|(k, v)| one(k, v, r)),
         }
     }
 
@@ -564,6 +570,14 @@ mod tests {
             toml::from_str("what = \"x\"\nmetric = \"g\"\na = { ring = { from = 512, to = \"1Ki\" } }\npaper = 1.0")
                 .unwrap();
         assert_eq!(c.verdict(&[ring]).rxlab, Some(3.0));
+    }
+
+    #[test]
+    fn a_list_selects_the_rows_with_any_of_its_values() {
+        let rows = [at("a", "1Mpps", 1.0), at("b", "1Mpps", 2.0), at("c", "1Mpps", 4.0)];
+        let check: Check =
+            toml::from_str("what = \"x\"\nmetric = \"g\"\na = { label = [\"a\", \"c\"] }\npaper = 1.0").unwrap();
+        assert_eq!(check.verdict(&rows).rxlab, Some(2.5));
     }
 
     #[test]

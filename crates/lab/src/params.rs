@@ -430,6 +430,17 @@ pub struct Params {
     #[serde(default, deserialize_with = "count")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_triads: Option<usize>,
+    /// Simulator: nicmem Figure 14's copy loop on a core of the profile's beside the workers: `memcpy`
+    /// between a host buffer of --copy-bytes and a 128 KiB buffer in host or NIC memory, `to-host`,
+    /// `to-nicmem`, `from-host` or `from-nicmem` (docs/model.md, "Co-located programs") [default: none].
+    #[arg(long, requires = "copy_bytes")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_loop: Option<String>,
+    /// Simulator: bytes of the copy loop's host buffer (the artifact's 1 KiB to 1 GiB sources).
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>, requires = "copy_loop")]
+    #[serde(default, deserialize_with = "count")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_bytes: Option<usize>,
     /// Run the point this many times, the simulator's seed stepping up from --sim-seed, and report what
     /// the papers report, trimmed means: each number the mean of the runs without the lowest and the
     /// highest (from three runs on; shRing §5, rxBisect §6 and nicmem §6 take ten), with every run's

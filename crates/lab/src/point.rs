@@ -14,6 +14,7 @@ use ifaces::shring::dynamic::Thresholds;
 use ifaces::{BufLayout, IfaceConfig, RingSize};
 use live::{LiveConfig, LiveReport, Pace, Traffic};
 use sim::SimReport;
+use sim::antagonist::CopySpec;
 use std::path::Path;
 use std::sync::RwLock;
 use std::time::Duration;
@@ -234,6 +235,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 ("--noise-tail", p.noise_tail.is_some()),
                 ("--stall", p.stall.is_some()),
                 ("--stream-triads", p.stream_triads.is_some()),
+                ("--copy-loop", p.copy_loop.is_some() || p.copy_bytes.is_some()),
                 ("--settle", p.settle.is_some()),
             ]
             .into_iter()
@@ -324,6 +326,11 @@ pub fn build(p: &Params) -> Result<Config> {
                 warm_tables: *get(&p.warm_tables, "warm-tables")?,
                 stall_ps: optional_ps(&p.stall, "stall")?.unwrap_or(0),
                 stream_triads: p.stream_triads.unwrap_or(0),
+                copy_loop: match (p.copy_loop.as_deref(), p.copy_bytes) {
+                    (Some(way), Some(bytes)) => Some(flag("copy-loop", CopySpec::new(way, bytes as u64))?),
+                    (None, None) => None,
+                    _ => bail!("a copy loop needs both --copy-loop and --copy-bytes"),
+                },
             })))
         }
     }

@@ -1,8 +1,9 @@
-//! Co-located programs: cores beside the NF's that load the LLC and DRAM as a memory-bound program does,
-//! so that the NF's cores and its NIC meet their memory bandwidth pressure through the same caches and
-//! the same loaded DRAM latency ([`crate::dram`]). rxBisect §6.2 co-locates such programs with NAT and LB
-//! (Figure 16: PageRank; Figure 17: "a varying number of co-located STREAM triad instances, which are
-//! memory bandwidth intensive").
+//! Co-located programs: cores beside the NF's that run a memory-bound loop, so that the NF's cores and
+//! its NIC meet their memory bandwidth pressure through the same caches and the same loaded DRAM
+//! latency ([`crate::dram`]), or that measure what the simulated server gives such a loop. rxBisect §6.2
+//! co-locates STREAM triads with NAT and LB (Figure 16: PageRank; Figure 17: "a varying number of
+//! co-located STREAM triad instances, which are memory bandwidth intensive"); nicmem §6.5 (Figure 14)
+//! times a copy loop between host memory and NIC memory ([`CopyLoop`]).
 //!
 //! **STREAM triad** (McCalpin, stream.c 5.10): `a[j] = b[j] + q * c[j]` over three arrays of
 //! `STREAM_ARRAY_SIZE` = 10,000,000 doubles (80 MB each, stream.c's default, which its own rule of four
@@ -23,6 +24,7 @@
 //! memory backs them.
 
 use crate::addr::ANTAGONIST_LINE;
+use crate::machine::Machine;
 use crate::memory::{Memory, Op};
 use serde::Serialize;
 
@@ -49,7 +51,7 @@ pub struct StreamTriad {
 impl StreamTriad {
     /// Instance `i` (from 0) on memory core `core`.
     pub fn new(i: usize, core: usize) -> StreamTriad {
-        StreamTriad { core, base: ANTAGONIST_LINE + 3 * ARRAY_LINES * i as u64, pos: 0, lines: 0 }
+        StreamTriad { core, base: after_triads(i), pos: 0, lines: 0 }
     }
 
     /// Run one step at `now`; returns when it ends, ps. The hierarchy's hit and miss counters are left as
@@ -75,6 +77,142 @@ impl StreamTriad {
     }
 }
 
+/// Bytes of the copy loop's small buffer (the artifact's `dstsize`, "memcpy from buffer to 128KiB").
+pub const COPY_PIECE: u64 = 128 * 1024;
+
+/// What [`CopyLoop`] copies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopySpec {
+    /// Bytes of the host buffer (the artifact's source size, 1 KiB to 1 GiB).
+    pub bytes: u64,
+    /// Whether the 128 KiB buffer is NIC memory (`ibv_alloc_dm`) rather than host memory.
+    pub nicmem: bool,
+    /// Whether the copy goes from the 128 KiB buffer into the host buffer (the artifact's `-r`).
+    pub from: bool,
+}
+
+impl CopySpec {
+    /// The loop `way` (`to-host`, `to-nicmem`, `from-host` or `from-nicmem`: to or from a 128 KiB buffer
+    /// in host or NIC memory) over a host buffer of `bytes`.
+    pub fn new(way: &str, bytes: u64) -> Result<CopySpec, String> {
+        let (from, nicmem) = match way.trim() {
+            "to-host" => (false, false),
+            "to-nicmem" => (false, true),
+            "from-host" => (true, false),
+            "from-nicmem" => (true, true),
+            _ => return Err(format!("'{way}': write to-host, to-nicmem, from-host or from-nicmem")),
+        };
+        if !(64..=1 << 40).contains(&bytes) {
+            return Err(format!("the host buffer must be 64 B to 1 TiB, got {bytes} B"));
+        }
+        Ok(CopySpec { bytes, nicmem, from })
+    }
+}
+
+/// nicmem's Figure 14 copy loop (the artifact's `fig14/rdma-core/libibverbs/examples/dm_copy.c`):
+/// `memcpy` between a host buffer of [`CopySpec::bytes`] and a 128 KiB buffer in host or NIC memory, in
+/// pieces of at most 128 KiB, again and again, on a core of its own. Host lines go through the core's
+/// caches as the triad's do (a cycle where its private caches serve, else the fill over the fill
+/// buffers); a line of NIC memory read is an uncached PCIe round trip, serialized as uncached loads are,
+/// and a line written leaves through the core's write-combining buffers ([`crate::wc`]).
+#[derive(Debug, Clone)]
+pub struct CopyLoop {
+    core: usize,
+    spec: CopySpec,
+    /// First line of the host buffer; the 128 KiB host buffer, when there is one, follows it.
+    base: u64,
+    /// Next line of the host buffer.
+    pos: u64,
+    /// Lines copied so far.
+    pub lines: u64,
+}
+
+impl CopyLoop {
+    /// The loop of `spec` on memory core `core`, its host lines after `first_line`.
+    pub fn new(spec: CopySpec, core: usize, first_line: u64) -> CopyLoop {
+        CopyLoop { core, spec, base: first_line, pos: 0, lines: 0 }
+    }
+
+    fn host_lines(&self) -> u64 {
+        self.spec.bytes.div_ceil(64)
+    }
+
+    /// Run one step at `now`; returns when it ends, ps.
+    pub fn step(&mut self, m: &mut Machine, now: u64) -> u64 {
+        let counters = m.mem.stats;
+        let total = self.host_lines();
+        let piece = COPY_PIECE / 64;
+        let n = LINES_PER_STEP.min(total - self.pos).min(piece - self.pos % piece);
+        let small = self.base + total.next_multiple_of(64);
+        // Which side is NIC memory: the 128 KiB buffer, read (`from`) or written.
+        let (src_nic, dst_nic) = (self.spec.nicmem && self.spec.from, self.spec.nicmem && !self.spec.from);
+        let mut uncached = 0;
+        let mut host = 0;
+        for j in self.pos..self.pos + n {
+            let big = self.base + j;
+            let other = small + j % piece;
+            let (src, dst) = if self.spec.from { (other, big) } else { (big, other) };
+            if src_nic {
+                uncached = m.pcie.mmio_read(now + uncached, 64) - now;
+            } else {
+                m.mem.cpu_access(self.core, src, Op::Read, now);
+                host += 1;
+            }
+            if !dst_nic {
+                m.mem.cpu_access(self.core, dst, Op::Write, now);
+                host += 1;
+            }
+        }
+        let s = m.mem.stats;
+        let from_llc = s.llc.0 - counters.llc.0 + s.prefetches.0 - counters.prefetches.0;
+        let from_dram = s.llc.1 - counters.llc.1 + s.prefetches.1 - counters.prefetches.1;
+        let llc = m.mem.llc_latency_ps();
+        let fills = from_llc * llc + from_dram * (llc + m.mem.dram.latency_ps());
+        let private = host - (s.llc.0 + s.llc.1 - counters.llc.0 - counters.llc.1);
+        m.mem.stats = counters;
+        let mut end = now + private * m.cycle_ps + fills / m.fill_buffers + uncached;
+        if dst_nic {
+            end = end.max(m.wc_write(self.core, now, n * 64));
+        }
+        self.pos = (self.pos + n) % total;
+        self.lines += n;
+        end
+    }
+}
+
+/// A program on a core of its own beside the NF's.
+#[derive(Debug, Clone)]
+pub enum Program {
+    /// A STREAM triad instance.
+    Triad(StreamTriad),
+    /// nicmem Figure 14's copy loop.
+    Copy(CopyLoop),
+}
+
+impl Program {
+    /// Run one step at `now`; returns when it ends, ps.
+    pub fn step(&mut self, m: &mut Machine, now: u64) -> u64 {
+        match self {
+            Program::Triad(t) => t.step(&mut m.mem, now, m.cycle_ps, m.fill_buffers),
+            Program::Copy(c) => c.step(m, now),
+        }
+    }
+
+    /// Bytes moved so far as the program's own benchmark counts them: the triad's 24 bytes an element
+    /// (64 a line of each of its three arrays), the copy's bytes copied.
+    pub fn moved(&self) -> u64 {
+        match self {
+            Program::Triad(t) => t.lines * 64,
+            Program::Copy(c) => c.lines * 64,
+        }
+    }
+}
+
+/// First simulated line after the arrays of `triads` STREAM triad instances.
+pub fn after_triads(triads: usize) -> u64 {
+    ANTAGONIST_LINE + 3 * ARRAY_LINES * triads as u64
+}
+
 /// What the co-located programs did in the measurement window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct AntagonistReport {
@@ -83,11 +221,15 @@ pub struct AntagonistReport {
     /// Their combined triad bandwidth in the window, GB/s, counted as stream.c counts it (24 bytes of
     /// arrays per element).
     pub triad_gbs: f64,
+    /// The copy loop's rate in the window, GB/s of bytes copied (nicmem Figure 14 gives bytes a cycle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_gbs: Option<f64>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::machine::Machine;
     use crate::profile::Profile;
 
     /// One instance alone runs at the bandwidth its fill buffers allow over the loaded DRAM latency, far
@@ -112,5 +254,37 @@ mod tests {
         assert!((3.0..30.0).contains(&gbs), "{gbs} GB/s");
         assert!(moved > gbs * 0.9, "{moved} GB/s moved for {gbs}");
         assert!(StreamTriad::new(1, 1).base >= s.base + 3 * ARRAY_LINES);
+    }
+
+    /// nicmem Figure 14's mechanisms: a copy within host memory from an L1-sized source costs two cycles
+    /// a line; into NIC memory it runs at one link's rate for 64 B posted writes; out of it, one uncached
+    /// round trip a line.
+    #[test]
+    fn a_copy_loop_is_bound_by_the_caches_the_link_or_the_round_trip() {
+        let p = Profile::r640_silver4216();
+        let rate = |way: &str| {
+            let mut m = Machine::new(&p, 1, (1 << 30, 1 << 20));
+            let mut c = CopyLoop::new(CopySpec::new(way, 8192).unwrap(), 0, after_triads(0));
+            let (mut t, mut warm) = (0, (0, 0));
+            while t < 200_000_000 {
+                if warm == (0, 0) && t > 100_000_000 {
+                    warm = (t, c.lines);
+                }
+                t = c.step(&mut m, t);
+            }
+            (c.lines - warm.1) as f64 * 64.0 / (t - warm.0) as f64 * 1000.0
+        };
+        let cycle_gbs = 64.0 / p.ps_per_cycle() * 1000.0;
+        let host = rate("to-host");
+        assert!((host - cycle_gbs / 2.0).abs() < 0.01 * host, "{host} GB/s within host memory");
+        let m = Machine::new(&p, 1, (1 << 30, 1 << 20));
+        let link = 64.0 / m.pcie.posted_line_ps() as f64 * 1000.0;
+        let into = rate("to-nicmem");
+        assert!((into - link).abs() < 0.01 * link, "{into} GB/s into NIC memory, the link carries {link}");
+        let out = rate("from-nicmem");
+        let trip = 64.0 / (p.pcie.read_base_ns * 1000.0 + p.pcie.read_per_byte_ns * 64_000.0) * 1000.0;
+        assert!((out - trip).abs() < 0.02 * trip, "{out} GB/s out of NIC memory, {trip} a round trip a line");
+        assert!(CopySpec::new("sideways", 8192).unwrap_err().contains("to-nicmem"));
+        assert!(CopySpec::new("to-host", 8).unwrap_err().contains("64 B"));
     }
 }

@@ -27,7 +27,7 @@
 //! ([`Probe::lock_free`]), and a compare-and-swap against a value loaded before another agent's
 //! winning swap loses ([`Probe::cas_fresh`]).
 
-use crate::antagonist::{AntagonistReport, StreamTriad};
+use crate::antagonist::{AntagonistReport, CopyLoop, Program, StreamTriad, after_triads};
 use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
 use crate::machine::Machine;
@@ -268,15 +268,16 @@ fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
             ),
         });
     }
-    if cfg.iface.cores + cfg.stream_triads > profile.cpu.cores {
+    let programs = cfg.stream_triads + usize::from(cfg.copy_loop.is_some());
+    if cfg.iface.cores + programs > profile.cpu.cores {
         return Err(SimError::Config {
-            option: "stream-triads",
+            option: if cfg.stream_triads > 0 { "stream-triads" } else { "copy-loop" },
             message: format!(
-                "each co-located STREAM triad takes a core of its own: {} workers and {} triads need {} cores, \
-                 and profile {} has {}",
+                "each co-located program (STREAM triad, copy loop) takes a core of its own: {} workers and {} \
+                 programs need {} cores, and profile {} has {}",
                 cfg.iface.cores,
-                cfg.stream_triads,
-                cfg.iface.cores + cfg.stream_triads,
+                programs,
+                cfg.iface.cores + programs,
                 profile.name,
                 profile.cpu.cores
             ),
@@ -348,8 +349,13 @@ pub fn run_design<D: Design, A: App>(
         }
     }
     // Co-located programs run on cores of their own after the workers ([`crate::antagonist`]).
-    let mut triads: Vec<StreamTriad> = (0..cfg.stream_triads).map(|i| StreamTriad::new(i, cores + i)).collect();
-    let mut m = Machine::new(profile, cores + triads.len(), (arena.base_addr(), arena.size()));
+    let mut programs: Vec<Program> =
+        (0..cfg.stream_triads).map(|i| Program::Triad(StreamTriad::new(i, cores + i))).collect();
+    if let Some(spec) = cfg.copy_loop {
+        let core = cores + programs.len();
+        programs.push(Program::Copy(CopyLoop::new(spec, core, after_triads(cfg.stream_triads))));
+    }
+    let mut m = Machine::new(profile, cores + programs.len(), (arena.base_addr(), arena.size()));
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
     m.add_data_regions(device.data_regions());
     for app in &apps {
@@ -357,7 +363,7 @@ pub fn run_design<D: Design, A: App>(
     }
     let mut nic = Nic::new(profile);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-    let mut q = Queue::new(cores + triads.len());
+    let mut q = Queue::new(cores + programs.len());
     let mut win = Window(cfg.warmup_ps, cfg.duration_ps);
     let mut c = Counters {
         polls: vec![0; cores],
@@ -452,12 +458,12 @@ pub fn run_design<D: Design, A: App>(
         st.scheduled = Some(cfg.stall_ps);
         q.push(cfg.stall_ps, Event::Core(i as u16));
     }
-    for i in 0..triads.len() {
+    for i in 0..programs.len() {
         q.push(0, Event::Antagonist((cores + i) as u16));
     }
-    // Lines the co-located programs had moved when the window opened and when it closed.
-    let triad_lines = |t: &[StreamTriad]| t.iter().map(|s| s.lines).sum::<u64>();
-    let mut triad_window = (0, 0);
+    // Bytes each co-located program had moved when the window opened and when it closed.
+    let moved = |p: &[Program]| p.iter().map(Program::moved).collect::<Vec<u64>>();
+    let mut moved_window = (Vec::new(), Vec::new());
     q.push(win.0, Event::WindowStart);
     q.push(win.1, Event::WindowEnd);
     if PERIOD_PS < cfg.duration_ps {
@@ -480,14 +486,14 @@ pub fn run_design<D: Design, A: App>(
         match ev {
             Event::WindowStart if settled_at.is_none() => {
                 duel_at_start = open_window(&mut m, progress);
-                triad_window.0 = triad_lines(&triads);
+                moved_window.0 = moved(&programs);
             }
             // A settled run opened its window when it settled.
             Event::WindowStart => {}
             Event::WindowEnd => {
                 progress.enter(Part::Drain);
                 snapshot = Some(Snapshot::take(&m));
-                triad_window.1 = triad_lines(&triads);
+                moved_window.1 = moved(&programs);
             }
             Event::Observe => {
                 let Some((rule, last)) = settle.as_mut() else { continue };
@@ -497,7 +503,7 @@ pub fn run_design<D: Design, A: App>(
                     win = Window(t, t + (cfg.duration_ps - cfg.warmup_ps));
                     late_ps = win.1 + residual_ps(win.1);
                     duel_at_start = open_window(&mut m, progress);
-                    triad_window.0 = triad_lines(&triads);
+                    moved_window.0 = moved(&programs);
                     // The window's events move with it (an agent's new event replaces its pending one, so
                     // the longest warm-up's are gone).
                     q.push(t, Event::WindowStart);
@@ -707,7 +713,7 @@ pub fn run_design<D: Design, A: App>(
             }
             Event::Antagonist(i) => {
                 // It runs until the offered traffic ends.
-                let end = triads[usize::from(i) - cores].step(&mut m.mem, t, m.cycle_ps, m.fill_buffers);
+                let end = programs[usize::from(i) - cores].step(&mut m, t);
                 if end < win.1 {
                     q.push(end, Event::Antagonist(i));
                 }
@@ -834,9 +840,18 @@ pub fn run_design<D: Design, A: App>(
             nic_write: rate(snap.mem.nic_write),
             nic_read: rate(snap.mem.nic_read),
         },
-        antagonists: (!triads.is_empty()).then(|| AntagonistReport {
-            instances: triads.len(),
-            triad_gbs: (triad_window.1 - triad_window.0) as f64 * 64.0 / secs / 1e9,
+        antagonists: (!programs.is_empty()).then(|| {
+            let gbs = |triad: bool| {
+                let kind = programs.iter().zip(moved_window.1.iter().zip(&moved_window.0));
+                let bytes: u64 =
+                    kind.filter(|(p, _)| matches!(p, Program::Triad(_)) == triad).map(|(_, (b, a))| b - a).sum();
+                bytes as f64 / secs / 1e9
+            };
+            AntagonistReport {
+                instances: cfg.stream_triads,
+                triad_gbs: gbs(true),
+                copy_gbs: cfg.copy_loop.map(|_| gbs(false)),
+            }
         }),
         llc_duel: duel_at_start.zip(snap.duel).map(|(window_start, window_end)| LlcDuel { window_start, window_end }),
         misses_per_packet: MissesPerPacket {

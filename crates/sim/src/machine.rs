@@ -4,6 +4,7 @@ use crate::addr::AddrMap;
 use crate::memory::Memory;
 use crate::pcie::Pcie;
 use crate::profile::Profile;
+use crate::wc::WcBuffers;
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 
@@ -31,6 +32,8 @@ pub struct Machine {
     pub atomic_ps: u64,
     /// L1D fill buffers per core (how many prefetch fills overlap).
     pub fill_buffers: u64,
+    /// Each core's write-combining buffers towards device memory.
+    pub wc: Vec<WcBuffers>,
     /// What a DMA read the LLC cannot serve adds beyond DRAM's latency, ps.
     pub read_miss_ps: u64,
     /// A DPDK driver's own instructions per received packet, ps (`nic.pmd_cycles`).
@@ -58,11 +61,20 @@ impl Machine {
             cycle_ps_f: cycle,
             atomic_ps: (f64::from(p.cpu.atomic_cycles) * cycle) as u64,
             fill_buffers: u64::from(p.cpu.fill_buffers.max(1)),
+            wc: vec![WcBuffers::default(); cores],
             read_miss_ps: (p.pcie.read_miss_ns * 1000.0) as u64,
             pmd_ps: (f64::from(p.nic.pmd_cycles) * cycle).round() as u64,
             nicmem: 0..0,
             data: std::iter::once(arena.0..arena.0 + arena.1).collect(),
         }
+    }
+
+    /// Core `core` writes `len` bytes of device memory at `now` through its write-combining buffers
+    /// ([`crate::wc`]), counted on the link: when it may go on.
+    pub fn wc_write(&mut self, core: usize, now: u64, len: u64) -> u64 {
+        self.pcie.mmio_write(now, len);
+        let line = self.pcie.posted_line_ps();
+        self.wc[core].write(now, len.div_ceil(64).max(1), line, self.fill_buffers)
     }
 
     /// Add regions of host memory that hold packet data (their layout is kept in simulated memory).

@@ -67,6 +67,8 @@ impl Dir {
 /// The NIC's PCIe links, modelled as one group with their summed capacity and read slots.
 #[derive(Debug, Clone)]
 pub struct Pcie {
+    /// Links in the group.
+    links: u64,
     mps: u64,
     mrrs: u64,
     ps_per_byte: f64,
@@ -89,6 +91,7 @@ impl Pcie {
     pub fn new(p: &PcieParams) -> Pcie {
         let bytes_per_ps = tlp_gbps(p) * f64::from(p.links) / 8.0 / 1000.0;
         Pcie {
+            links: u64::from(p.links.max(1)),
             mps: p.mps as u64,
             mrrs: p.mrrs as u64,
             ps_per_byte: 1.0 / bytes_per_ps,
@@ -126,6 +129,11 @@ impl Pcie {
     #[inline]
     pub fn wire_ps(&self, wire: u64) -> u64 {
         (wire as f64 * self.ps_per_byte) as u64
+    }
+
+    /// Time one link of the group takes to carry a full 64 B line as a posted write ([`crate::wc`]), ps.
+    pub fn posted_line_ps(&self) -> u64 {
+        (self.write_wire(64) as f64 * self.ps_per_byte * self.links as f64) as u64
     }
 
     /// One-way latency of a posted write (DMA write landing in the host, or a doorbell reaching the NIC).

@@ -34,7 +34,8 @@
 //! - NIC memory (nicmem §4.1, [`Machine::nicmem`]): the NIC reads and writes it without crossing PCIe
 //!   or touching host caches (no cost beyond its pipeline time); a core's reads of it are uncached, one
 //!   PCIe round trip per 64-byte line, serialized as uncached loads are; its writes are write-combined,
-//!   posted towards the device a line at a time, a cycle per line for the core (nicmem §2).
+//!   posted towards the device a line at a time, a cycle per line for the core while its write-combining
+//!   buffers have room, else it waits for one to drain onto the link ([`crate::wc`]; nicmem §2, §6.5).
 //!
 //! Cycles are charged to the current [`Phase`]. Work reported by the NIC side is not charged (the NIC's
 //! pipeline time is a per-packet cost of the NIC model).
@@ -147,8 +148,13 @@ impl<'m> SimProbe<'m> {
             }
             self.charge(now - self.now);
         } else {
-            self.m.pcie.mmio_write(self.now, len as u64);
-            self.charge(lines * self.m.cycle_ps);
+            // Write-combined ([`crate::wc`]): a cycle a line, and a wait when the buffers are full.
+            let issued = self.now + lines * self.m.cycle_ps;
+            let resume = match self.agent {
+                Agent::Core(core) => self.m.wc_write(usize::from(core), self.now, len as u64),
+                Agent::Nic => self.m.pcie.mmio_write(self.now, len as u64),
+            };
+            self.charge(issued.max(resume) - self.now);
         }
     }
 

@@ -323,7 +323,12 @@ impl fmt::Display for SimReport {
         row(f, "CPU misses/packet L1/L2/LLC", format!("{:.2} / {:.2} / {:.2}", mpp.l1, mpp.l2, mpp.llc))?;
         row(f, "NIC LLC hit rate wr/rd", format!("{} / {}", pct(h.nic_write), pct(h.nic_read)))?;
         if let Some(a) = self.antagonists {
-            row(f, "co-located STREAM triads", format!("{} at {:.2} GB/s in all", a.instances, a.triad_gbs))?;
+            if a.instances > 0 {
+                row(f, "co-located STREAM triads", format!("{} at {:.2} GB/s in all", a.instances, a.triad_gbs))?;
+            }
+            if let Some(gbs) = a.copy_gbs {
+                row(f, "copy loop", format!("{gbs:.2} GB/s"))?;
+            }
         }
         if let Some(d) = self.llc_duel {
             row(

@@ -411,7 +411,10 @@ impl FigureSpec {
         if raw.is_empty() {
             bail!("figure '{}': no row has a numeric `{yk}`; check the column names in results.csv", self.title());
         }
-        for p in &published {
+        // A figure drawing only some rows (`only`) draws the paper's points of the series it draws.
+        let drawn: Vec<String> = raw.iter().map(|s| s.key.clone()).collect();
+        let shown = |p: &&&Published| self.only.is_none() || p.series.as_ref().is_none_or(|k| drawn.contains(k));
+        for p in published.iter().filter(shown) {
             if let Some(x) = x_of(&p.x_text()) {
                 let key = p.series.clone().unwrap_or_default();
                 let sections = published_sections(&published, &key);
