@@ -236,6 +236,8 @@ pub fn build(p: &Params) -> Result<Config> {
                 ("--stall", p.stall.is_some()),
                 ("--stream-triads", p.stream_triads.is_some()),
                 ("--copy-loop", p.copy_loop.is_some() || p.copy_bytes.is_some()),
+                // The live engine's NIC cycles through frames built before the run (`live::source`).
+                ("--switch-at", p.switch_at.is_some()),
                 ("--settle", p.settle.is_some()),
             ]
             .into_iter()
@@ -243,7 +245,7 @@ pub fn build(p: &Params) -> Result<Config> {
             .collect();
             if !sim_only.is_empty() {
                 bail!(
-                    "invalid {}: simulator options (its machine profile, host noise, stall and co-located programs); the live engine \
+                    "invalid {}: simulator options (its machine profile, host noise, stall, co-located programs and load switch); the live engine \
                      runs on this machine as it is (drop them, or run with --engine sim)",
                     sim_only.join(", ")
                 );

@@ -103,6 +103,14 @@ fn unknown_keys_and_wrong_types_name_key_and_line() {
         assert_eq!(err.matches("out of range").count(), 1, "the reason is said once: {err}");
     }
     fails(&["sweep", &f, "--shard", "3/2"], &["--shard"]);
+    let switch =
+        ["run", "--target-queue", "0", "--target-percent", "50", "--switch-at", "1ms", "--switch-percent", "90"];
+    fails(&[&switch[..], &["--engine", "live"]].concat(), &["--switch-at", "load switch"]);
+    fails(&[&switch[..5], &["--engine", "sim", "--switch-at", "1ms"]].concat(), &["--switch-percent"]);
+    fails(
+        &["run", "--engine", "sim", "--copy-loop", "sideways", "--copy-bytes", "8KiB"],
+        &["--copy-loop", "to-nicmem"],
+    );
 }
 
 #[test]
