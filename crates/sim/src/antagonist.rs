@@ -25,7 +25,7 @@
 
 use crate::addr::ANTAGONIST_LINE;
 use crate::machine::Machine;
-use crate::memory::{Memory, Op};
+use crate::memory::{MemStats, Memory, Op};
 use serde::Serialize;
 
 /// Lines of each array a step covers (one page of each: the streamer prefetcher's horizon).
@@ -64,17 +64,24 @@ impl StreamTriad {
             mem.cpu_access(self.core, self.base + 2 * ARRAY_LINES + j, Op::Read, now);
             mem.cpu_access(self.core, self.base + j, Op::Write, now);
         }
-        let s = mem.stats;
-        let from_llc = s.llc.0 - counters.llc.0 + s.prefetches.0 - counters.prefetches.0;
-        let from_dram = s.llc.1 - counters.llc.1 + s.prefetches.1 - counters.prefetches.1;
-        let llc = mem.llc_latency_ps();
-        let fills = from_llc * llc + from_dram * (llc + mem.dram.latency_ps());
-        let private = 3 * n - (s.llc.0 + s.llc.1 - counters.llc.0 - counters.llc.1);
         self.pos = (self.pos + n) % ARRAY_LINES;
         self.lines += 3 * n;
-        mem.stats = counters;
-        now + private * cycle_ps + fills / fill_buffers
+        now + charge(mem, counters, 3 * n, cycle_ps, fill_buffers)
     }
+}
+
+/// What `accesses` made since the counters were `before` cost a co-located core: a cycle each its private
+/// caches served, and each line brought from the LLC or DRAM, asked for or prefetched, its latency over
+/// the fill buffers. The counters are put back as they were (module doc).
+fn charge(mem: &mut Memory, before: MemStats, accesses: u64, cycle_ps: u64, fill_buffers: u64) -> u64 {
+    let s = mem.stats;
+    let from_llc = s.llc.0 - before.llc.0 + s.prefetches.0 - before.prefetches.0;
+    let from_dram = s.llc.1 - before.llc.1 + s.prefetches.1 - before.prefetches.1;
+    let llc = mem.llc_latency_ps();
+    let fills = from_llc * llc + from_dram * (llc + mem.dram.latency_ps());
+    let private = accesses - (s.llc.0 + s.llc.1 - before.llc.0 - before.llc.1);
+    mem.stats = before;
+    private * cycle_ps + fills / fill_buffers
 }
 
 /// Bytes of the copy loop's small buffer (the artifact's `dstsize`, "memcpy from buffer to 128KiB").
@@ -163,14 +170,7 @@ impl CopyLoop {
                 host += 1;
             }
         }
-        let s = m.mem.stats;
-        let from_llc = s.llc.0 - counters.llc.0 + s.prefetches.0 - counters.prefetches.0;
-        let from_dram = s.llc.1 - counters.llc.1 + s.prefetches.1 - counters.prefetches.1;
-        let llc = m.mem.llc_latency_ps();
-        let fills = from_llc * llc + from_dram * (llc + m.mem.dram.latency_ps());
-        let private = host - (s.llc.0 + s.llc.1 - counters.llc.0 - counters.llc.1);
-        m.mem.stats = counters;
-        let mut end = now + private * m.cycle_ps + fills / m.fill_buffers + uncached;
+        let mut end = now + charge(&mut m.mem, counters, host, m.cycle_ps, m.fill_buffers) + uncached;
         if dst_nic {
             end = end.max(m.wc_write(self.core, now, n * 64));
         }
