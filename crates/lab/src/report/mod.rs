@@ -220,6 +220,22 @@ mod tests {
         assert!(pdf.starts_with(b"%PDF"));
     }
 
+    /// A figure of some rows (`only`) draws the paper's points of its own series and not the others'.
+    #[test]
+    fn a_figure_of_some_rows_draws_their_published_points_alone() {
+        let point = |series: &str| -> Published {
+            toml::from_str(&format!(
+                "metric = 'latency.mean'\nx = 64\nseries = '{series}'\nvalue = 1e4\nsection = '§2'"
+            ))
+            .unwrap()
+        };
+        let published = [point("privRing"), point("rxBisect")];
+        let spec = spec("x = 'ring'\ny = 'latency.mean'\nonly = { label = ['rxBisect'] }");
+        let plot = spec.plot(&rows(), &published, "rxBisect (001)").unwrap();
+        let names: Vec<&str> = plot.series.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["rxBisect", "rxBisect: rxBisect (001) §2"]);
+    }
+
     #[test]
     fn stacked_cdf_and_timeline_kinds_render() {
         let stacked =
