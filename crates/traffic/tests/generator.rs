@@ -182,7 +182,8 @@ fn each_port_has_its_own_target_queue() {
 #[test]
 fn a_load_switch_changes_the_targets_share_and_sizes_from_its_time_on() {
     let steering = Steering::Target { queues: 8, queue: 1, percent: 25.0, target_size: None, ports: 2 };
-    let switch = Some(LoadSwitch { at_ns: 1_000_000, percent: 30.0, target_size: Some(64) });
+    let at = LoadSwitch { at_ns: 1_000_000, percent: 30.0, target_size: Some(64) };
+    let switch = Some(at);
     let c = GenConfig { flows: 400, size: SizeSpec::Fixed(1518), rate: Rate::Gbps(100.0), steering, switch, ..cfg() };
     let mut g = Generator::new(&c).unwrap();
     let mut buf = vec![0u8; g.max_len()];
@@ -214,9 +215,9 @@ fn a_load_switch_changes_the_targets_share_and_sizes_from_its_time_on() {
     assert!(bad(GenConfig { steering: Steering::None, ..c.clone() }).contains("needs a target queue"));
     let all = Steering::Target { queues: 8, queue: 1, percent: 100.0, target_size: None, ports: 2 };
     assert!(bad(GenConfig { steering: all, ..c.clone() }).contains("between 0 and 100"));
-    let over = Some(LoadSwitch { percent: 120.0, ..switch.unwrap() });
+    let over = Some(LoadSwitch { percent: 120.0, ..at });
     assert!(bad(GenConfig { switch: over, ..c.clone() }).contains("0..=100"));
-    let tiny = Some(LoadSwitch { target_size: Some(40), ..switch.unwrap() });
+    let tiny = Some(LoadSwitch { target_size: Some(40), ..at });
     assert!(bad(GenConfig { switch: tiny, ..c }).contains("out of range"));
 }
 
