@@ -41,7 +41,7 @@ pub enum Payload {
 }
 
 /// A change of load partway through a stream with [`Steering::Target`]: shRing §5.3 (Figure 13) runs
-/// NAT and LB under a non-pathological load and, 20 s in, "reconfigure[s] the load generator to send a
+/// NAT and LB under a non-pathological load and, 20 s in, "reconfigure\[s\] the load generator to send a
 /// pathological load". The flows stay those chosen at the start; from the first packet after one sent at
 /// or past `at_ns`, the target queues get `percent` % of the packets, in frames of `target_size`.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
