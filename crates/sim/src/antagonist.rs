@@ -221,9 +221,11 @@ pub struct AntagonistReport {
     /// Their combined triad bandwidth in the window, GB/s, counted as stream.c counts it (24 bytes of
     /// arrays per element).
     pub triad_gbs: f64,
-    /// The copy loop's rate in the window, GB/s of bytes copied (nicmem Figure 14 gives bytes a cycle).
+    /// The copy loop's rate in the window, bytes copied a core cycle (the unit of nicmem Figure 14 and
+    /// of the artifact's `dm_copy.c`, which counts TSC cycles: the same on a part run at its base
+    /// frequency, Turbo Boost off).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub copy_gbs: Option<f64>,
+    pub copy_bytes_per_cycle: Option<f64>,
 }
 
 #[cfg(test)]

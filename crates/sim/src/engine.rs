@@ -850,7 +850,7 @@ pub fn run_design<D: Design, A: App>(
             AntagonistReport {
                 instances: cfg.stream_triads,
                 triad_gbs: gbs(true),
-                copy_gbs: cfg.copy_loop.map(|_| gbs(false)),
+                copy_bytes_per_cycle: cfg.copy_loop.map(|_| gbs(false) * m.cycle_ps_f / 1000.0),
             }
         }),
         llc_duel: duel_at_start.zip(snap.duel).map(|(window_start, window_end)| LlcDuel { window_start, window_end }),

@@ -326,8 +326,8 @@ impl fmt::Display for SimReport {
             if a.instances > 0 {
                 row(f, "co-located STREAM triads", format!("{} at {:.2} GB/s in all", a.instances, a.triad_gbs))?;
             }
-            if let Some(gbs) = a.copy_gbs {
-                row(f, "copy loop", format!("{gbs:.2} GB/s"))?;
+            if let Some(rate) = a.copy_bytes_per_cycle {
+                row(f, "copy loop", format!("{rate:.2} bytes a cycle"))?;
             }
         }
         if let Some(d) = self.llc_duel {

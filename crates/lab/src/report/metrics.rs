@@ -153,7 +153,7 @@ pub const METRICS: &[Metric] = &[
     m("derived.memory_gbs", "Memory bandwidth", "mem", GBs, false),
     m("antagonists.instances", "Co-located STREAM triads", "triads", Count, false),
     m("antagonists.triad_gbs", "Co-located STREAM triads' bandwidth", "triad", GBs, false),
-    m("antagonists.copy_gbs", "Copy loop's rate", "copy", GBs, false),
+    m("antagonists.copy_bytes_per_cycle", "Copy loop's rate (bytes a cycle)", "copy", Number, false),
     m("pcie.to_host.utilisation", "PCIe utilisation towards the host", "PCIe", Share, false),
     m("pcie.to_host.goodput_gbps", "PCIe goodput towards the host", "PCIe goodput", Gbps, false),
     m("pcie.to_host.data_gbps", "PCIe packet data towards the host", "PCIe data", Gbps, false),
