@@ -139,7 +139,7 @@ impl<'m> SimProbe<'m> {
 
     /// A core's access to NIC memory (see the module documentation).
     #[cold]
-    fn core_nicmem(&mut self, len: usize, access: Access) {
+    fn core_nicmem(&mut self, core: usize, len: usize, access: Access) {
         let lines = len.max(1).div_ceil(64) as u64;
         if access == Access::Read {
             let mut now = self.now;
@@ -150,10 +150,7 @@ impl<'m> SimProbe<'m> {
         } else {
             // Write-combined ([`crate::wc`]): a cycle a line, and a wait when the buffers are full.
             let issued = self.now + lines * self.m.cycle_ps;
-            let resume = match self.agent {
-                Agent::Core(core) => self.m.wc_write(usize::from(core), self.now, len as u64),
-                Agent::Nic => self.m.pcie.mmio_write(self.now, len as u64),
-            };
+            let resume = self.m.wc_write(core, self.now, len as u64);
             self.charge(issued.max(resume) - self.now);
         }
     }
@@ -207,7 +204,7 @@ impl<'m> SimProbe<'m> {
     #[inline]
     fn core_access(&mut self, core: usize, addr: usize, len: usize, access: Access, site: &'static Location) {
         if self.m.nicmem.contains(&addr) {
-            return self.core_nicmem(len, access);
+            return self.core_nicmem(core, len, access);
         }
         if access == Access::Write {
             // A store retires into the store buffer; its fill overlaps what follows.
