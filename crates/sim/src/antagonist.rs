@@ -85,7 +85,7 @@ fn charge(mem: &mut Memory, before: MemStats, accesses: u64, cycle_ps: u64, fill
 }
 
 /// Bytes of the copy loop's small buffer (the artifact's `dstsize`, "memcpy from buffer to 128KiB").
-pub const COPY_PIECE: u64 = 128 * 1024;
+const COPY_PIECE: u64 = 128 * 1024;
 
 /// What [`CopyLoop`] copies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
