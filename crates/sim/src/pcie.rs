@@ -67,8 +67,8 @@ impl Dir {
 /// The NIC's PCIe links, modelled as one group with their summed capacity and read slots.
 #[derive(Debug, Clone)]
 pub struct Pcie {
-    /// Links in the group.
-    links: u64,
+    /// Time one link of the group takes to carry a full 64 B line as a posted write, ps.
+    posted_line_ps: u64,
     mps: u64,
     mrrs: u64,
     ps_per_byte: f64,
@@ -90,8 +90,8 @@ impl Pcie {
     /// Links with the given parameters.
     pub fn new(p: &PcieParams) -> Pcie {
         let bytes_per_ps = tlp_gbps(p) * f64::from(p.links) / 8.0 / 1000.0;
-        Pcie {
-            links: u64::from(p.links.max(1)),
+        let mut pcie = Pcie {
+            posted_line_ps: 0,
             mps: p.mps as u64,
             mrrs: p.mrrs as u64,
             ps_per_byte: 1.0 / bytes_per_ps,
@@ -104,7 +104,9 @@ impl Pcie {
             max_reads: p.max_reads * p.links as usize,
             read_count: 0,
             read_latency_ps: 0,
-        }
+        };
+        pcie.posted_line_ps = (pcie.write_wire(64) as f64 * pcie.ps_per_byte * f64::from(p.links.max(1))) as u64;
+        pcie
     }
 
     /// Wire bytes of a DMA write of `len` bytes: ceil(len / MPS) TLPs of 24 B overhead each.
@@ -133,7 +135,7 @@ impl Pcie {
 
     /// Time one link of the group takes to carry a full 64 B line as a posted write ([`crate::wc`]), ps.
     pub fn posted_line_ps(&self) -> u64 {
-        (self.write_wire(64) as f64 * self.ps_per_byte * self.links as f64) as u64
+        self.posted_line_ps
     }
 
     /// One-way latency of a posted write (DMA write landing in the host, or a doorbell reaching the NIC).
