@@ -11,7 +11,7 @@
 //! and writes (its elements' state and the flow's last-seen time).
 
 use crate::flow::{FlowKey, HASH_WORK};
-use crate::sparse::SparseArray;
+use crate::sparse::{LineVec, SparseArray};
 use ifaces::{Access, Probe};
 
 /// Slots per bucket.
@@ -66,9 +66,9 @@ impl Layout {
     }
 }
 
-/// A flow control block: the flow's value and when it was last seen, alone in a cache line.
+/// A flow control block: the flow's value and when it was last seen, alone in a cache line (a
+/// [`LineVec`] element).
 #[derive(Debug, Clone, Copy)]
-#[repr(C, align(64))]
 struct ControlBlock<V> {
     value: V,
     last_seen: u64,
@@ -87,7 +87,7 @@ pub struct CuckooTable<V> {
     buckets: SparseArray<Bucket>,
     entries: Vec<Entry<V>>,
     /// With [`Layout::ControlBlock`], each entry's value and last-seen time, at the entry's index.
-    blocks: Option<Vec<ControlBlock<V>>>,
+    blocks: Option<LineVec<ControlBlock<V>>>,
     /// Packets looked up so far (the last-seen time a control block records).
     clock: u64,
     mask: usize,
@@ -102,16 +102,20 @@ struct Place {
 }
 
 impl<V: Copy> CuckooTable<V> {
+    /// A control block takes one line: its value is at most 56 bytes.
+    const BLOCK_IN_A_LINE: () = assert!(LineVec::<ControlBlock<V>>::STRIDE == 64);
+
     /// A table for up to `capacity` entries (at least 1) with values laid out as `layout` says. The entry
     /// and control-block arrays are reserved, not touched, and the buckets held sparsely, so memory is
     /// committed only as flows arrive.
     pub fn with_capacity(capacity: usize, layout: Layout) -> CuckooTable<V> {
+        let () = Self::BLOCK_IN_A_LINE;
         let capacity = capacity.clamp(1, u32::MAX as usize - 1);
         let buckets = ((capacity as f64 / SLOTS as f64 / LOAD).ceil() as usize).next_power_of_two();
         CuckooTable {
             buckets: SparseArray::new(buckets),
             entries: Vec::with_capacity(capacity),
-            blocks: (layout == Layout::ControlBlock).then(|| Vec::with_capacity(capacity)),
+            blocks: (layout == Layout::ControlBlock).then(|| LineVec::with_capacity(capacity)),
             clock: 0,
             mask: buckets - 1,
             capacity,
@@ -122,7 +126,7 @@ impl<V: Copy> CuckooTable<V> {
     /// ([`crate::App::tables`]), in that order: the simulator starts the LLC with the tables written
     /// last, and `rte_hash` zeroes its buckets when the table is built while the rest is only reserved.
     pub fn tables(&self) -> Vec<std::ops::Range<usize>> {
-        let blocks = self.blocks.iter().map(|b| crate::span(b.as_ptr(), b.capacity()));
+        let blocks = self.blocks.iter().map(LineVec::span);
         blocks.chain([crate::span(self.entries.as_ptr(), self.entries.capacity()), self.buckets.span()]).collect()
     }
 
@@ -187,10 +191,11 @@ impl<V: Copy> CuckooTable<V> {
         Some(match &mut self.blocks {
             None => self.entries[i].value,
             Some(blocks) => {
-                let b = &mut blocks[i];
-                p.read(b);
+                let at = blocks.addr(i);
+                p.touch(at, LineVec::<ControlBlock<V>>::STRIDE, Access::Read);
+                let b = blocks.get_mut(i);
                 b.last_seen = self.clock;
-                p.write(b);
+                p.touch(at, LineVec::<ControlBlock<V>>::STRIDE, Access::Write);
                 b.value
             }
         })
@@ -257,8 +262,8 @@ impl<V: Copy> CuckooTable<V> {
         self.touch_bucket(p, b, Access::Write);
         p.write(&self.entries[self.entries.len() - 1]);
         if let Some(blocks) = &mut self.blocks {
-            blocks.push(ControlBlock { value, last_seen: self.clock });
-            p.write(&blocks[blocks.len() - 1]);
+            let i = blocks.push(ControlBlock { value, last_seen: self.clock });
+            p.touch(blocks.addr(i), LineVec::<ControlBlock<V>>::STRIDE, Access::Write);
         }
         Ok(())
     }
@@ -326,7 +331,7 @@ mod tests {
         // The bucket(s), the key, and the flow's control block read then written.
         assert!(p.touches[0] == 3 || p.touches[0] == 4, "{:?}", p.touches);
         assert_eq!(p.touches[1], 1, "{:?}", p.touches);
-        assert_eq!(std::mem::size_of::<ControlBlock<u32>>(), 64);
+        assert_eq!(LineVec::<ControlBlock<u32>>::STRIDE, 64);
         assert_eq!(t.tables().len(), 3);
     }
 
