@@ -159,11 +159,13 @@ mod tests {
         *v.get_mut(0) += 1;
         assert_eq!(v.items, [6, 6]);
         assert_eq!(v.addr(999), v.span().start + 999 * 64);
-        assert!(std::panic::catch_unwind(move || {
-            let mut full = LineVec::<u8>::with_capacity(1);
-            full.push(1);
-            full.push(2);
-        })
-        .is_err());
+        assert!(
+            std::panic::catch_unwind(move || {
+                let mut full = LineVec::<u8>::with_capacity(1);
+                full.push(1);
+                full.push(2);
+            })
+            .is_err()
+        );
     }
 }

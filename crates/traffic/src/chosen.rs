@@ -1,5 +1,5 @@
 //! The expensive part of a generator: the flows a configuration chooses ([`crate::steer`]: candidate
-//! tuples drawn and Toeplitz-hashed until each queue has its share) and one header template per flow.
+//! tuples drawn and Toeplitz-hashed until each queue has its share).
 //! The choice depends only on the seed, the number of flows, the IP version, the protocol, the steering
 //! and the indirection table, not on rate, sizes or payload, so the generators of one process that agree
 //! on those (a sweep's points, a point's trials, a no-drop search's rates) share one choice, made by the
@@ -9,17 +9,16 @@
 use crate::config::{GenConfig, GenError};
 use crate::flows::{FlowSet, IpVersion};
 use crate::steer::Steering;
-use crate::template::Template;
+use crate::template::Templates;
 use rand::SeedableRng;
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::sync::{Arc, Mutex, PoisonError};
 use wire::L4Proto;
 
-/// The flows, their templates and groups, and the random stream after choosing them.
+/// The flows and their groups, and the random stream after choosing them.
 #[derive(Debug)]
 pub(crate) struct Chosen {
     pub flows: FlowSet,
-    pub templates: Vec<Template>,
     /// Each group's members (indices into `flows`) and whether it is the target queue's.
     pub groups: Vec<(Arc<[u32]>, bool)>,
     /// Probability of group 0 when there are two.
@@ -80,14 +79,14 @@ pub(crate) fn chosen(cfg: &GenConfig) -> Result<Arc<Chosen>, GenError> {
     Ok(c)
 }
 
-/// Choose `cfg`'s flows and build their templates.
+/// Choose `cfg`'s flows.
 fn choose(cfg: &GenConfig) -> Result<Chosen, GenError> {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
     let sel = cfg.steering.select(&mut rng, cfg.flows, cfg.ip, cfg.proto, cfg.reta)?;
-    let templates =
-        sel.flows.iter().map(|f| Template::new(&f.tuple)).collect::<Result<Vec<_>, _>>().map_err(GenError::Config)?;
+    if let Some(f) = sel.flows.iter().find(|f| !Templates::takes(&f.tuple)) {
+        return Err(GenError::Config(format!("no frame can carry flow {}: UDP or TCP over one IP version", f.tuple)));
+    }
     Ok(Chosen {
-        templates,
         groups: sel.groups.into_iter().map(|g| (g.members.into(), g.target)).collect(),
         first_share: sel.first_share,
         flows: sel.flows,

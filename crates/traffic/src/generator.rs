@@ -8,13 +8,13 @@
 
 use crate::chosen::Chosen;
 use crate::config::{GenConfig, GenError, LoadSwitch, Payload};
-use crate::flows::{FlowSet, Picker};
+use crate::flows::{FlowInfo, FlowSet, Picker};
 use crate::kvs::client::Client;
 use crate::kvs::proto::HEADER_LEN;
 use crate::rate::Pacer;
 use crate::sizes::{SizeDist, SizeSpec};
 use crate::steer::Steering;
-use crate::template::min_frame_len;
+use crate::template::{Template, Templates, body_frame_len, min_frame_len};
 use crate::trace::{OutputFormat, Trace, TraceError, TracePacket, TraceWriter};
 use rand::Rng;
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -22,7 +22,7 @@ use std::path::Path;
 use std::sync::Arc;
 use wire::frame::{FCS_LEN, MAX_FRAME};
 use wire::stamp::STAMP_LEN;
-use wire::{IndirectionTable, L4Proto, Stamp};
+use wire::{FrameSpec, IndirectionTable, L4Proto, Stamp};
 
 /// Packets between two calls of [`Generator::write_trace`]'s progress callback.
 pub const PROGRESS_EVERY: u64 = 1 << 16;
@@ -68,8 +68,10 @@ struct Group {
 #[derive(Debug, Clone)]
 pub struct Generator {
     rng: Xoshiro256PlusPlus,
-    /// The flows and their templates.
+    /// The flows.
     chosen: Arc<Chosen>,
+    /// Their frames' headers.
+    templates: Templates,
     groups: Vec<Group>,
     /// `random::<u64>() < threshold` picks group 0 when there are two groups.
     first_threshold: u64,
@@ -100,7 +102,7 @@ fn threshold(p: f64) -> u64 {
 }
 
 impl Generator {
-    /// Validate `cfg`, choose its flows and build their templates.
+    /// Validate `cfg` and choose its flows.
     pub fn new(cfg: &GenConfig) -> Result<Generator, GenError> {
         cfg.validate()?;
         let chosen = crate::chosen::chosen(cfg)?;
@@ -141,7 +143,8 @@ impl Generator {
             }
             Payload::Kvs(c) => {
                 let body = HEADER_LEN + c.key_len + c.value_len;
-                let longest = chosen.templates.iter().map(|t| t.body_frame_len(body)).max().unwrap_or(MAX_FRAME);
+                let header = |f: &FlowInfo| FrameSpec { tuple: f.tuple, frame_len: 0 }.header_len();
+                let longest = chosen.flows.iter().map(|f| body_frame_len(header(f), body)).max().unwrap_or(MAX_FRAME);
                 if longest > MAX_FRAME {
                     return Err(GenError::Config(format!(
                         "a KVS request of {body} B and the 16 B stamp need {longest} B frames, more than {MAX_FRAME} B"
@@ -154,6 +157,7 @@ impl Generator {
         Ok(Generator {
             rng,
             chosen,
+            templates: Templates::new(),
             groups,
             first_threshold,
             pacer: Pacer::new(cfg.rate, cfg.burst, cfg.train),
@@ -193,6 +197,12 @@ impl Generator {
     /// Largest number of bytes [`Generator::next_packet`] writes: buffers must hold this much.
     pub fn max_len(&self) -> usize {
         self.max_len
+    }
+
+    /// The headers of flow `flow`'s frames.
+    #[inline]
+    fn template(&self, flow: u32) -> Template {
+        self.templates.of(&self.chosen.flows.get(flow as usize).expect("a flow of the set").tuple)
     }
 
     /// The next packet's group (an index into `groups`) and flow.
@@ -236,7 +246,7 @@ impl Generator {
                 let frame_len = g.sizes.sample(&mut self.rng);
                 let ts_ns = self.pacer.next(frame_len);
                 self.last_ns = ts_ns;
-                (ts_ns, self.chosen.templates[flow as usize].write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf))
+                (ts_ns, self.template(flow).write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf))
             }
             Some(client) => {
                 let (op, k, id) = client.next_op();
@@ -245,7 +255,7 @@ impl Generator {
                 if let Some(flows) = self.by_partition.get(part) {
                     flow = flows[self.rng.random_range(..flows.len())];
                 }
-                let template = &self.chosen.templates[flow as usize];
+                let template = self.template(flow);
                 let ts_ns = self.pacer.next(template.body_frame_len(body.len()));
                 (ts_ns, template.write_body(&body, Stamp { seq, tx_ns: ts_ns }, buf))
             }
@@ -271,7 +281,7 @@ impl Generator {
                 let frame_len = g.sizes.sample(&mut self.rng);
                 let ts_ns = self.pacer.next(frame_len);
                 self.last_ns = ts_ns;
-                let template = &self.chosen.templates[flow as usize];
+                let template = self.template(flow);
                 let len =
                     template.write_over(frame_len, Stamp { seq, tx_ns: ts_ns }, &mut frame.bytes, frame.zero_from);
                 // Written: headers and stamp, zeros up to `len`; beyond it what was there before.
