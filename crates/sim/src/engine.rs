@@ -59,7 +59,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use traffic::{FrameBuf, GenConfig, Generator};
 use wire::frame::{FCS_LEN, wire_bits};
-use wire::{IndirectionTable, PacketView, QueueId, Stamp};
+use wire::{FiveTuple, IndirectionTable, PacketView, QueueId, Stamp};
 
 /// Longest a sleeping core goes without polling, ps (10 µs): bounds the idle time of designs whose
 /// progress does not come from the NIC's deliveries to the core's own queue.
@@ -286,6 +286,9 @@ fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
     Ok(())
 }
 
+/// Flows handed to the cores' apps at a time when their tables are warmed.
+const WARM_CHUNK: usize = 1 << 16;
+
 /// Run design `D` with one app per core (`apps[i]` on core `i`) on `profile` (already resolved, with
 /// any DDIO override applied), storing the virtual time reached into `progress` at every sample and the
 /// CPU time of each [`Part`] of the run.
@@ -328,23 +331,15 @@ pub fn run_design<D: Design, A: App>(
         // The papers measure after 10 s of warm-up traffic (nicmem artifact, fig9/run_test.sh): each core
         // has seen every flow RSS steers to it, here in index order: the order a stepped generator sends
         // them (`traffic::Popularity::Stepped`), so its table entries lie in the order they come round.
-        // Each flow's queue is looked up once, not once per core, and a core that receives one queue's
-        // packets walks that queue's flows alone.
-        let flows = source.flows();
-        let queues: Vec<QueueId> = flows.iter().map(|f| reta.queue(f.hash)).collect();
-        let mut by_queue: Vec<Vec<u32>> = vec![Vec::new(); cores];
-        for (i, &q) in queues.iter().enumerate() {
-            by_queue[usize::from(q)].push(i as u32);
-        }
-        let tuple = |f: &u32| flows.get(*f as usize).expect("a flow of the set").tuple;
-        for (i, app) in apps.iter_mut().enumerate() {
-            let reaches: Vec<bool> = (0..cores).map(|q| D::WAKE.cores(q as QueueId, cores).contains(&i)).collect();
-            let mut reached = (0..cores).filter(|&q| reaches[q]);
-            match (reached.next(), reached.next()) {
-                (Some(q), None) => app.warm(&mut by_queue[q].iter().map(tuple)),
-                _ => app.warm(
-                    &mut flows.iter().zip(&queues).filter(|&(_, &q)| reaches[usize::from(q)]).map(|(f, _)| f.tuple),
-                ),
+        // One pass over the flows hands each to the cores that receive its queue, a chunk of flows at a
+        // time so that each core's table stays in the host's caches while it takes its share.
+        let mut batches: Vec<Vec<FiveTuple>> = vec![Vec::new(); cores];
+        for chunk in source.flows().iter().as_slice().chunks(WARM_CHUNK) {
+            for f in chunk {
+                D::WAKE.cores(reta.queue(f.hash), cores).for_each(|i| batches[i].push(f.tuple));
+            }
+            for (app, batch) in apps.iter_mut().zip(&mut batches) {
+                app.warm(&mut batch.drain(..));
             }
         }
     }
