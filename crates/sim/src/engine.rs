@@ -334,12 +334,13 @@ pub fn run_design<D: Design, A: App>(
         // One pass over the flows hands each to the cores that receive its queue, a chunk of flows at a
         // time so that each core's table stays in the host's caches while it takes its share.
         let mut batches: Vec<Vec<FiveTuple>> = vec![Vec::new(); cores];
-        for chunk in source.flows().iter().as_slice().chunks(WARM_CHUNK) {
-            for f in chunk {
-                D::WAKE.cores(reta.queue(f.hash), cores).for_each(|i| batches[i].push(f.tuple));
-            }
-            for (app, batch) in apps.iter_mut().zip(&mut batches) {
-                app.warm(&mut batch.drain(..));
+        let flows = source.flows();
+        for (n, f) in flows.iter().enumerate() {
+            D::WAKE.cores(reta.queue(f.hash), cores).for_each(|i| batches[i].push(f.tuple));
+            if (n + 1) % WARM_CHUNK == 0 || n + 1 == flows.len() {
+                for (app, batch) in apps.iter_mut().zip(&mut batches) {
+                    app.warm(&mut batch.drain(..));
+                }
             }
         }
     }

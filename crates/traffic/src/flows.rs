@@ -64,37 +64,102 @@ pub struct FlowInfo {
     pub queue: QueueId,
 }
 
-/// The flows of a generator, indexed by the `flow` field of its packets.
+/// The flows of a generator, indexed by the `flow` field of its packets. IPv4 flows are held in 20
+/// bytes each rather than a [`FlowInfo`]'s 48 (a million flows are a sizeable part of a simulated
+/// run's memory).
 #[derive(Debug, Clone)]
 pub struct FlowSet {
-    flows: Vec<FlowInfo>,
+    flows: Stored,
     queues: usize,
 }
+
+/// How a [`FlowSet`] holds its flows.
+#[derive(Debug, Clone)]
+enum Stored {
+    /// Every flow IPv4.
+    V4(Vec<PackedV4>),
+    /// Any flows.
+    Any(Vec<FlowInfo>),
+}
+
+/// An IPv4 [`FlowInfo`], packed.
+#[derive(Debug, Clone, Copy)]
+struct PackedV4 {
+    src: [u8; 4],
+    dst: [u8; 4],
+    hash: u32,
+    src_port: u16,
+    dst_port: u16,
+    queue: QueueId,
+    proto: u8,
+}
+
+impl PackedV4 {
+    fn pack(f: &FlowInfo) -> Option<PackedV4> {
+        let t = &f.tuple;
+        match (t.src, t.dst) {
+            (IpAddr::V4(src), IpAddr::V4(dst)) => Some(PackedV4 {
+                src: src.octets(),
+                dst: dst.octets(),
+                hash: f.hash,
+                src_port: t.src_port,
+                dst_port: t.dst_port,
+                queue: f.queue,
+                proto: t.proto,
+            }),
+            _ => None,
+        }
+    }
+
+    fn unpack(&self) -> FlowInfo {
+        FlowInfo {
+            tuple: FiveTuple {
+                src: IpAddr::from(self.src),
+                dst: IpAddr::from(self.dst),
+                src_port: self.src_port,
+                dst_port: self.dst_port,
+                proto: self.proto,
+            },
+            hash: self.hash,
+            queue: self.queue,
+        }
+    }
+}
+
+const _: () = assert!(std::mem::size_of::<PackedV4>() == 20);
 
 impl FlowSet {
     /// Flows in index order and the number of queues their `queue` refers to.
     pub fn new(flows: Vec<FlowInfo>, queues: usize) -> FlowSet {
-        FlowSet { flows, queues }
+        let packed: Option<Vec<PackedV4>> = flows.iter().map(PackedV4::pack).collect();
+        FlowSet { flows: packed.map_or(Stored::Any(flows), Stored::V4), queues }
     }
 
     /// Number of flows.
     pub fn len(&self) -> usize {
-        self.flows.len()
+        match &self.flows {
+            Stored::V4(f) => f.len(),
+            Stored::Any(f) => f.len(),
+        }
     }
 
     /// Whether there are no flows.
     pub fn is_empty(&self) -> bool {
-        self.flows.is_empty()
+        self.len() == 0
     }
 
     /// Flow `i`.
-    pub fn get(&self, i: usize) -> Option<&FlowInfo> {
-        self.flows.get(i)
+    #[inline]
+    pub fn get(&self, i: usize) -> Option<FlowInfo> {
+        match &self.flows {
+            Stored::V4(f) => f.get(i).map(PackedV4::unpack),
+            Stored::Any(f) => f.get(i).copied(),
+        }
     }
 
     /// All flows, in index order.
-    pub fn iter(&self) -> std::slice::Iter<'_, FlowInfo> {
-        self.flows.iter()
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = FlowInfo> + '_ {
+        (0..self.len()).map(|i| self.get(i).expect("an index below the length"))
     }
 
     /// Queues of the indirection table the `queue` fields were computed with (1 without steering).
@@ -105,7 +170,7 @@ impl FlowSet {
     /// Number of flows per queue.
     pub fn per_queue(&self) -> Vec<usize> {
         let mut n = vec![0; self.queues];
-        for f in &self.flows {
+        for f in self.iter() {
             n[usize::from(f.queue)] += 1;
         }
         n

@@ -143,7 +143,7 @@ impl Generator {
             }
             Payload::Kvs(c) => {
                 let body = HEADER_LEN + c.key_len + c.value_len;
-                let header = |f: &FlowInfo| FrameSpec { tuple: f.tuple, frame_len: 0 }.header_len();
+                let header = |f: FlowInfo| FrameSpec { tuple: f.tuple, frame_len: 0 }.header_len();
                 let longest = chosen.flows.iter().map(|f| body_frame_len(header(f), body)).max().unwrap_or(MAX_FRAME);
                 if longest > MAX_FRAME {
                     return Err(GenError::Config(format!(
