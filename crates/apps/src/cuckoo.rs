@@ -11,7 +11,7 @@
 //! and writes (its elements' state and the flow's last-seen time).
 
 use crate::flow::{FlowKey, HASH_WORK};
-use crate::sparse::{LineVec, SparseArray};
+use crate::sparse::{LINE, Lines, SparseArray};
 use ifaces::{Access, Probe};
 
 /// Slots per bucket.
@@ -33,8 +33,6 @@ struct Bucket {
     sigs: [u16; SLOTS],
     slots: [u32; SLOTS],
 }
-
-const _: () = assert!(SparseArray::<Bucket>::STRIDE == 64);
 
 /// A stored flow and its value.
 #[derive(Debug, Clone, Copy)]
@@ -66,14 +64,6 @@ impl Layout {
     }
 }
 
-/// A flow control block: the flow's value and when it was last seen, alone in a cache line (a
-/// [`LineVec`] element).
-#[derive(Debug, Clone, Copy)]
-struct ControlBlock<V> {
-    value: V,
-    last_seen: u64,
-}
-
 /// The table is full: no free slot within a cuckoo path of `MAX_PATH` moves, or no entry left.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TableFull;
@@ -86,10 +76,10 @@ pub struct CuckooTable<V> {
     /// proportion to the flows it holds.
     buckets: SparseArray<Bucket>,
     entries: Vec<Entry<V>>,
-    /// With [`Layout::ControlBlock`], each entry's value and last-seen time, at the entry's index.
-    blocks: Option<LineVec<ControlBlock<V>>>,
-    /// Packets looked up so far (the last-seen time a control block records).
-    clock: u64,
+    /// With [`Layout::ControlBlock`], the lines of the entries' flow control blocks, at the entries'
+    /// indices. A block holds the flow's value and when it was last seen: the value is the entry's (it
+    /// never changes) and the time is written, never read, so the host keeps neither.
+    blocks: Option<Lines>,
     mask: usize,
     capacity: usize,
 }
@@ -102,21 +92,16 @@ struct Place {
 }
 
 impl<V: Copy> CuckooTable<V> {
-    /// A control block takes one line: its value is at most 56 bytes.
-    const BLOCK_IN_A_LINE: () = assert!(LineVec::<ControlBlock<V>>::STRIDE == 64);
-
     /// A table for up to `capacity` entries (at least 1) with values laid out as `layout` says. The entry
     /// and control-block arrays are reserved, not touched, and the buckets held sparsely, so memory is
     /// committed only as flows arrive.
     pub fn with_capacity(capacity: usize, layout: Layout) -> CuckooTable<V> {
-        let () = Self::BLOCK_IN_A_LINE;
         let capacity = capacity.clamp(1, u32::MAX as usize - 1);
         let buckets = ((capacity as f64 / SLOTS as f64 / LOAD).ceil() as usize).next_power_of_two();
         CuckooTable {
             buckets: SparseArray::new(buckets),
             entries: Vec::with_capacity(capacity),
-            blocks: (layout == Layout::ControlBlock).then(|| LineVec::with_capacity(capacity)),
-            clock: 0,
+            blocks: (layout == Layout::ControlBlock).then(|| Lines::new(capacity)),
             mask: buckets - 1,
             capacity,
         }
@@ -126,7 +111,7 @@ impl<V: Copy> CuckooTable<V> {
     /// ([`crate::App::tables`]), in that order: the simulator starts the LLC with the tables written
     /// last, and `rte_hash` zeroes its buckets when the table is built while the rest is only reserved.
     pub fn tables(&self) -> Vec<std::ops::Range<usize>> {
-        let blocks = self.blocks.iter().map(LineVec::span);
+        let blocks = self.blocks.iter().map(Lines::span);
         blocks.chain([crate::span(self.entries.as_ptr(), self.entries.capacity()), self.buckets.span()]).collect()
     }
 
@@ -158,7 +143,7 @@ impl<V: Copy> CuckooTable<V> {
     #[inline]
     #[track_caller]
     fn touch_bucket<P: Probe>(&self, p: &mut P, b: usize, access: Access) {
-        p.touch(self.buckets.addr(b), SparseArray::<Bucket>::STRIDE, access);
+        p.touch(self.buckets.addr(b), LINE, access);
     }
 
     /// Find `key` (whose [`FlowKey::hash`] is `hash`) in bucket `b`, reporting the bucket and entry reads.
@@ -187,18 +172,11 @@ impl<V: Copy> CuckooTable<V> {
         let i = self
             .find_in(p, pl.primary, pl.sig, key)
             .or_else(|| self.find_in(p, self.alt(pl.primary, pl.sig), pl.sig, key))?;
-        self.clock += 1;
-        Some(match &mut self.blocks {
-            None => self.entries[i].value,
-            Some(blocks) => {
-                let at = blocks.addr(i);
-                p.touch(at, LineVec::<ControlBlock<V>>::STRIDE, Access::Read);
-                let b = blocks.get_mut(i);
-                b.last_seen = self.clock;
-                p.touch(at, LineVec::<ControlBlock<V>>::STRIDE, Access::Write);
-                b.value
-            }
-        })
+        if let Some(blocks) = &self.blocks {
+            p.touch(blocks.addr(i), LINE, Access::Read);
+            p.touch(blocks.addr(i), LINE, Access::Write);
+        }
+        Some(self.entries[i].value)
     }
 
     fn free_slot(&self, b: usize) -> Option<usize> {
@@ -261,9 +239,8 @@ impl<V: Copy> CuckooTable<V> {
         bucket.slots[s] = self.entries.len() as u32;
         self.touch_bucket(p, b, Access::Write);
         p.write(&self.entries[self.entries.len() - 1]);
-        if let Some(blocks) = &mut self.blocks {
-            let i = blocks.push(ControlBlock { value, last_seen: self.clock });
-            p.touch(blocks.addr(i), LineVec::<ControlBlock<V>>::STRIDE, Access::Write);
+        if let Some(blocks) = &self.blocks {
+            p.touch(blocks.addr(self.entries.len() - 1), LINE, Access::Write);
         }
         Ok(())
     }
@@ -331,7 +308,6 @@ mod tests {
         // The bucket(s), the key, and the flow's control block read then written.
         assert!(p.touches[0] == 3 || p.touches[0] == 4, "{:?}", p.touches);
         assert_eq!(p.touches[1], 1, "{:?}", p.touches);
-        assert_eq!(LineVec::<ControlBlock<u32>>::STRIDE, 64);
         assert_eq!(t.tables().len(), 3);
     }
 

@@ -1,66 +1,68 @@
 //! Arrays that the simulator sees whole, at the addresses of 64-byte-aligned elements, while the host
-//! holds only what they contain.
+//! holds only what is ever read.
 //!
 //! The simulator takes a table's host addresses as simulated ones ([`crate::App::tables`]), so an array
-//! needs its full address range, but not host memory behind every element, nor a whole line for each.
-//! Both arrays here reserve the address range of `len` cache-aligned elements ([`Reserved`], never read
-//! or written, so no page of it is committed) and keep the contents elsewhere:
-//!
-//! - a [`SparseArray`] holds the elements ever written in a hash map (a hash table's buckets, which
-//!   lookups land on at random: a page would be committed for every few elements written);
-//! - a [`LineVec`] holds its elements densely, in the order pushed (a table's per-entry records, each
-//!   alone in its line on the machine modelled: a few bytes a record instead of 64).
+//! needs its full address range, but not host memory behind every element. [`Lines`] reserves the
+//! address range of an array of cache lines (never read or written, so no page of it is committed); an
+//! array whose contents the host keeps elsewhere, or needs not keep at all (FastClick's flow control
+//! blocks, whose values the table's entries already hold), is that range alone. A [`SparseArray`] adds
+//! the elements ever written, in a hash map: a hash table's buckets, which lookups land on at random,
+//! would otherwise commit a page for every few elements written.
 
 use rustc_hash::FxHashMap;
 use std::ops::Range;
 
-/// An element alone in 64-byte-aligned cache lines: the stride and alignment of the addresses, as of
-/// an array of cache-aligned elements.
+/// Bytes of a cache line: the stride and alignment of the addresses of [`Lines`].
+pub const LINE: usize = 64;
+
+/// A cache line's worth of bytes, aligned as one.
 #[derive(Debug)]
 #[repr(C, align(64))]
-struct Line<T>(T);
+struct Line([u8; LINE]);
 
-/// The address range of `len` 64-byte-aligned `T`s, reserved and never touched.
+/// The addresses of `len` consecutive 64-byte-aligned lines, reserved and never touched.
 #[derive(Debug)]
-struct Reserved<T> {
-    lines: Vec<Line<T>>,
+pub struct Lines {
+    lines: Vec<Line>,
     len: usize,
 }
 
-impl<T> Reserved<T> {
-    const STRIDE: usize = std::mem::size_of::<Line<T>>();
-
-    fn new(len: usize) -> Reserved<T> {
-        assert!(len <= 1 << 32, "an array of {len} elements");
-        Reserved { lines: Vec::with_capacity(len), len }
+impl Lines {
+    /// The addresses of `len` (at most 2^32) lines.
+    pub fn new(len: usize) -> Lines {
+        assert!(len <= 1 << 32, "an array of {len} lines");
+        Lines { lines: Vec::with_capacity(len), len }
     }
 
+    /// The host address of line `i`.
     #[inline]
-    fn addr(&self, i: usize) -> usize {
+    pub fn addr(&self, i: usize) -> usize {
         debug_assert!(i < self.len);
-        self.lines.as_ptr() as usize + i * Self::STRIDE
+        self.lines.as_ptr() as usize + i * LINE
     }
 
-    fn span(&self) -> Range<usize> {
+    /// The host memory of all the lines.
+    pub fn span(&self) -> Range<usize> {
         crate::span(self.lines.as_ptr(), self.len)
     }
 }
 
-/// An array of `len` elements at the addresses of an array of 64-byte-aligned `T`s, holding in host
-/// memory only the elements written.
+/// An array of `len` elements, each alone in a 64-byte line, holding in host memory only the elements
+/// written.
 #[derive(Debug)]
 pub struct SparseArray<T> {
-    at: Reserved<T>,
+    at: Lines,
     written: FxHashMap<u32, T>,
 }
 
 impl<T: Copy + Default> SparseArray<T> {
-    /// Bytes from one element's address to the next's.
-    pub const STRIDE: usize = Reserved::<T>::STRIDE;
+    /// An element fits a line.
+    const FITS: () = assert!(std::mem::size_of::<T>() <= LINE);
 
     /// An array of `len` (at most 2^32) default elements, none held.
     pub fn new(len: usize) -> SparseArray<T> {
-        SparseArray { at: Reserved::new(len), written: FxHashMap::default() }
+        let () = Self::FITS;
+        SparseArray { at: Lines::new(len), written: FxHashMap::default() }
     }
 
     /// Element `i` (`T::default()` if never written).
@@ -89,49 +91,6 @@ impl<T: Copy + Default> SparseArray<T> {
     }
 }
 
-/// A growable array of at most `capacity` elements at the addresses of an array of 64-byte-aligned
-/// `T`s, holding its elements densely in host memory.
-#[derive(Debug)]
-pub struct LineVec<T> {
-    at: Reserved<T>,
-    items: Vec<T>,
-}
-
-impl<T> LineVec<T> {
-    /// Bytes from one element's address to the next's.
-    pub const STRIDE: usize = Reserved::<T>::STRIDE;
-
-    /// An empty array with room for `capacity` (at most 2^32) elements.
-    pub fn with_capacity(capacity: usize) -> LineVec<T> {
-        LineVec { at: Reserved::new(capacity), items: Vec::new() }
-    }
-
-    /// Append `v`; returns its index. Panics beyond the capacity.
-    #[inline]
-    pub fn push(&mut self, v: T) -> usize {
-        assert!(self.items.len() < self.at.len, "a line array of {} elements is full", self.at.len);
-        self.items.push(v);
-        self.items.len() - 1
-    }
-
-    /// Element `i`, to write.
-    #[inline]
-    pub fn get_mut(&mut self, i: usize) -> &mut T {
-        &mut self.items[i]
-    }
-
-    /// The host address of element `i` (an element pushed or still to come).
-    #[inline]
-    pub fn addr(&self, i: usize) -> usize {
-        self.at.addr(i)
-    }
-
-    /// The host memory of the whole capacity.
-    pub fn span(&self) -> Range<usize> {
-        self.at.span()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,7 +98,6 @@ mod tests {
     #[test]
     fn elements_read_as_written_or_default_at_cache_aligned_addresses() {
         let mut a = SparseArray::<[u32; 3]>::new(1 << 20);
-        assert_eq!(SparseArray::<[u32; 3]>::STRIDE, 64);
         assert_eq!(a.span().len(), 64 << 20);
         assert_eq!(a.span().start % 64, 0);
         assert_eq!(a.addr(5), a.span().start + 5 * 64);
@@ -151,21 +109,10 @@ mod tests {
     }
 
     #[test]
-    fn a_line_vec_holds_its_elements_densely_at_line_addresses() {
-        let mut v = LineVec::<u64>::with_capacity(1000);
-        assert_eq!((v.span().len(), v.span().start % 64), (64_000, 0));
-        assert_eq!(v.push(5), 0);
-        assert_eq!(v.push(6), 1);
-        *v.get_mut(0) += 1;
-        assert_eq!(v.items, [6, 6]);
-        assert_eq!(v.addr(999), v.span().start + 999 * 64);
-        assert!(
-            std::panic::catch_unwind(move || {
-                let mut full = LineVec::<u8>::with_capacity(1);
-                full.push(1);
-                full.push(2);
-            })
-            .is_err()
-        );
+    fn lines_are_addresses_alone() {
+        let l = Lines::new(1000);
+        assert_eq!((l.span().len(), l.span().start % 64), (64_000, 0));
+        assert_eq!(l.addr(999), l.span().start + 999 * 64);
+        assert_eq!(l.lines.len(), 0, "nothing is held");
     }
 }
