@@ -25,12 +25,11 @@ const SIG_WORK: u32 = 4;
 /// Cycles to compare a 13-byte key.
 const KEY_WORK: u32 = 3;
 
-/// A bucket's contents: signatures and 1-based entry indices (0 = empty slot). Each bucket has a
-/// 64-byte line of its own ([`SparseArray`]).
+/// A bucket's slots: 1-based entry indices (0 = empty slot). Each bucket has a 64-byte line of its own
+/// ([`SparseArray`]), which holds each slot's signature as well; the host keeps the signature with the
+/// entry (the table's `sigs`), since a slot's signature is its entry's.
 #[derive(Debug, Clone, Copy, Default)]
-#[repr(C)]
 struct Bucket {
-    sigs: [u16; SLOTS],
     slots: [u32; SLOTS],
 }
 
@@ -76,6 +75,8 @@ pub struct CuckooTable<V> {
     /// proportion to the flows it holds.
     buckets: SparseArray<Bucket>,
     entries: Vec<Entry<V>>,
+    /// Each entry's signature, which its slot's signature in a bucket line stands for.
+    sigs: Vec<u16>,
     /// With [`Layout::ControlBlock`], the lines of the entries' flow control blocks, at the entries'
     /// indices. A block holds the flow's value and when it was last seen: the value is the entry's (it
     /// never changes) and the time is written, never read, so the host keeps neither.
@@ -101,6 +102,7 @@ impl<V: Copy> CuckooTable<V> {
         CuckooTable {
             buckets: SparseArray::new(buckets),
             entries: Vec::with_capacity(capacity),
+            sigs: Vec::new(),
             blocks: (layout == Layout::ControlBlock).then(|| Lines::new(capacity)),
             mask: buckets - 1,
             capacity,
@@ -151,13 +153,13 @@ impl<V: Copy> CuckooTable<V> {
         let bucket = self.buckets.get(b);
         self.touch_bucket(p, b, Access::Read);
         p.work(SIG_WORK);
-        for s in 0..SLOTS {
-            if bucket.sigs[s] == sig && bucket.slots[s] != 0 {
-                let e = &self.entries[bucket.slots[s] as usize - 1];
+        for slot in bucket.slots {
+            if let Some(i) = (slot as usize).checked_sub(1).filter(|&i| self.sigs[i] == sig) {
+                let e = &self.entries[i];
                 p.read(e);
                 p.work(KEY_WORK);
                 if e.key == *key {
-                    return Some(bucket.slots[s] as usize - 1);
+                    return Some(i);
                 }
             }
         }
@@ -214,7 +216,7 @@ impl<V: Copy> CuckooTable<V> {
             };
             path[len] = (b, s);
             len += 1;
-            b = self.alt(b, self.buckets.get(b).sigs[s]);
+            b = self.alt(b, self.sigs[self.buckets.get(b).slots[s] as usize - 1]);
             if len == MAX_PATH {
                 return Err(TableFull);
             }
@@ -227,16 +229,13 @@ impl<V: Copy> CuckooTable<V> {
             let (from_b, from_s) = path[i - 1];
             let (to_b, to_s) = path[i];
             let from = self.buckets.get(from_b);
-            let to = self.buckets.get_mut(to_b);
-            to.sigs[to_s] = from.sigs[from_s];
-            to.slots[to_s] = from.slots[from_s];
+            self.buckets.get_mut(to_b).slots[to_s] = from.slots[from_s];
             self.touch_bucket(p, to_b, Access::Write);
         }
         let (b, s) = path[0];
         self.entries.push(Entry { key, value });
-        let bucket = self.buckets.get_mut(b);
-        bucket.sigs[s] = pl.sig;
-        bucket.slots[s] = self.entries.len() as u32;
+        self.sigs.push(pl.sig);
+        self.buckets.get_mut(b).slots[s] = self.entries.len() as u32;
         self.touch_bucket(p, b, Access::Write);
         p.write(&self.entries[self.entries.len() - 1]);
         if let Some(blocks) = &self.blocks {
