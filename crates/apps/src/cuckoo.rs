@@ -168,7 +168,7 @@ impl<V: Copy> CuckooTable<V> {
 
     /// Look `key` up; `hash` must be `key.hash()` (passed in so callers hash once). With control blocks,
     /// the flow's block is read for its value and written with the time it was seen.
-    pub fn get<P: Probe>(&mut self, p: &mut P, key: &FlowKey, hash: u64) -> Option<V> {
+    pub fn get<P: Probe>(&self, p: &mut P, key: &FlowKey, hash: u64) -> Option<V> {
         p.work(HASH_WORK);
         let pl = self.place(hash);
         let i = self
