@@ -396,7 +396,7 @@ mod tests {
 
     #[test]
     fn lookups_report_each_bucket_at_its_place_in_the_bucket_range() {
-        let mut t = CuckooTable::<u32>::with_capacity(1000, Layout::Inline);
+        let t = CuckooTable::<u32>::with_capacity(1000, Layout::Inline);
         let k = key(7);
         let mut p = Recorder::new(&t);
         assert_eq!(t.get(&mut p, &k, k.hash()), None);
