@@ -67,9 +67,7 @@ impl Template {
             zero(&mut header, l4_off + 16);
         }
         let ip_sum = if v4 { sum(&header[ETH..l4_off]) } else { 0 };
-        let (addr_off, addr_len) = if v4 { (ETH + 12, 8) } else { (ETH + 8, 32) };
-        let l4_sum =
-            sum(&header[addr_off..addr_off + addr_len]) + u32::from(tuple.proto) + sum(&header[l4_off..header_len]);
+        let l4_sum = sum(&header[addresses(v4)]) + u32::from(tuple.proto) + sum(&header[l4_off..header_len]);
         Ok(Template { header, header_len, l4_off, v4, udp, ip_sum, l4_sum })
     }
 
@@ -202,29 +200,33 @@ impl Templates {
         use std::net::IpAddr::{V4, V6};
         debug_assert!(Self::takes(tuple), "no template for {tuple}");
         let mut t = self.bases[Self::kind(tuple)].clone();
-        let addr_off = if t.v4 { ETH + 12 } else { ETH + 8 };
-        let addr_len = match (tuple.src, tuple.dst) {
+        let at = addresses(t.v4);
+        let (src, dst) = t.header[at.clone()].split_at_mut(at.len() / 2);
+        match (tuple.src, tuple.dst) {
             (V4(s), V4(d)) => {
-                t.header[addr_off..addr_off + 4].copy_from_slice(&s.octets());
-                t.header[addr_off + 4..addr_off + 8].copy_from_slice(&d.octets());
-                8
+                src.copy_from_slice(&s.octets());
+                dst.copy_from_slice(&d.octets());
             }
             (V6(s), V6(d)) => {
-                t.header[addr_off..addr_off + 16].copy_from_slice(&s.octets());
-                t.header[addr_off + 16..addr_off + 32].copy_from_slice(&d.octets());
-                32
+                src.copy_from_slice(&s.octets());
+                dst.copy_from_slice(&d.octets());
             }
             _ => unreachable!("flow {tuple} mixes IPv4 and IPv6 addresses"),
-        };
+        }
         put(&mut t.header, t.l4_off, tuple.src_port);
         put(&mut t.header, t.l4_off + 2, tuple.dst_port);
-        let addrs = sum(&t.header[addr_off..addr_off + addr_len]);
+        let addrs = sum(&t.header[at]);
         if t.v4 {
             t.ip_sum += addrs;
         }
         t.l4_sum += addrs + u32::from(tuple.src_port) + u32::from(tuple.dst_port);
         t
     }
+}
+
+/// Where a header holds the source and destination addresses (both in the L4 checksum's pseudo-header).
+fn addresses(v4: bool) -> std::ops::Range<usize> {
+    if v4 { ETH + 12..ETH + 20 } else { ETH + 8..ETH + 40 }
 }
 
 /// One's-complement sum of big-endian 16-bit words (an odd last byte is padded with zero).
