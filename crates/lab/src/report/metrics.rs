@@ -215,6 +215,8 @@ pub const METRICS: &[Metric] = &[
     m("cores", "Cores", "cores", Count, false),
     m("nic_threads", "NIC threads", "NIC threads", Count, false),
     m("ring", "Ring size", "ring", Entries, true),
+    m("ax", "Ax ring size", "Ax", Entries, true),
+    m("bx", "Bx ring size", "Bx", Entries, true),
     m("burst", "Burst size", "burst", Count, false),
     m("frame_len", "Mean frame length", "frame", Bytes, false),
     m("pinned", "Threads pinned to CPUs", "pinned", Text, false),
