@@ -6,11 +6,13 @@
 //! element, the array is one array that every core reads (one element instance serves all threads), its words
 //! are 4 bytes, and each read's position is computed from the value the previous read returned: the reads
 //! form a dependent chain, so a core cannot overlap their misses. A "target core" can use a different N, to
-//! make one core slower than the rest (shRing §5.3, rxBisect §6.2, "processing variability").
+//! make one core slower than the rest (shRing §5.3, rxBisect §6.2, "processing variability"), or one core
+//! of each NIC ("we designate one core per each NIC as the target core", rxBisect §6.2) with a stride.
 //!
 //! Parameters: `reads=N` (default 4), `buffer=SIZE` the shared array (default 8MiB), `work=W` random
-//! numbers drawn per packet (default 1, FastClick's), `payload=none|read|write`, `target-core=C` and
-//! `target-reads=N` (core C makes N reads instead), `forward=route|mirror` (default route), and with
+//! numbers drawn per packet (default 1, FastClick's), `payload=none|read|write`, `target-core=C`,
+//! `target-stride=S` and `target-reads=N` (core C, and with a stride C + S, C + 2S, ..., make N reads
+//! instead), `forward=route|mirror` (default route), and with
 //! `route` l3fwd's `routes`, `prefixes` and `hops`.
 //!
 //! `synthetic` is shRing §2.3's synthetic NF, the one shRing §4.3 and §5.3 run again: this NF with the
@@ -104,6 +106,7 @@ impl WorkPackage {
             _ => PayloadMode::None,
         };
         let target_core = r.count("target-core", u64::MAX, 0..=u64::MAX)?;
+        let target_stride = r.count("target-stride", 0, 0..=u64::MAX)?;
         let target_reads = r.count("target-reads", u64::from(reads), 0..=100_000)? as u32;
         let router = match r.choice("forward", &["route", "mirror"])? {
             "mirror" => None,
@@ -116,14 +119,19 @@ impl WorkPackage {
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(0x3b9a_ca07);
             Ok((0..size as usize / 4).map(|_| rng.random()).collect())
         })?;
-        let reads = if target_core == core as u64 { target_reads } else { reads };
+        let core = core as u64;
+        let target = match target_stride {
+            0 => core == target_core,
+            s => core >= target_core && (core - target_core).is_multiple_of(s),
+        };
+        let reads = if target { target_reads } else { reads };
         Ok(WorkPackage {
             router,
             array,
             reads,
             draws,
             payload,
-            rng: Xoshiro256PlusPlus::seed_from_u64(0x5eed_0001 ^ core as u64),
+            rng: Xoshiro256PlusPlus::seed_from_u64(0x5eed_0001 ^ core),
             checksum: 0,
             forwarded: 0,
             malformed: 0,
@@ -287,6 +295,11 @@ mod tests {
         let target = WorkPackage::new(params.reader("workpackage"), 1, &mut shared).unwrap();
         assert_eq!((other.reads, target.reads), (2, 40));
         assert!(Arc::ptr_eq(&other.array, &target.array), "one array for every core, as FastClick's");
+        let per_nic = AppParams::parse("reads=2,target-core=0,target-stride=8,target-reads=40,buffer=4KiB").unwrap();
+        let reads: Vec<u32> =
+            (0..16).map(|c| WorkPackage::new(per_nic.reader("workpackage"), c, &mut shared).unwrap().reads).collect();
+        assert_eq!(reads.iter().filter(|&&n| n == 40).count(), 2);
+        assert_eq!((reads[0], reads[8], reads[1], reads[9]), (40, 40, 2, 2));
         let bad = AppParams::parse("payload=sometimes").unwrap();
         let e = WorkPackage::new(bad.reader("workpackage"), 0, &mut Shared::new()).unwrap_err().to_string();
         assert_eq!(e, "app workpackage: payload: 'sometimes' is not one of none|read|write");

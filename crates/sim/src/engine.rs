@@ -75,7 +75,9 @@ fn residual_ps(run_ps: u64) -> u64 {
 /// core that was away just then, are not counted late.
 const RESIDUAL_MIN_PS: u64 = 100_000_000;
 
-/// How long a run may take to drain after the offered traffic ends, ps (100 ms).
+/// How long a run may take to drain after the offered traffic ends, ps (100 ms), and past that, how long
+/// it may go without a packet leaving: a slow core emptying a full ring (a processing-variability target
+/// core at hundreds of reads a packet, shRing §5.3, rxBisect §6.2) drains on, a stalled design stops.
 const DRAIN_LIMIT_PS: u64 = 100_000_000_000;
 /// Arrivals between two ring occupancy samples.
 const OCCUPANCY_EVERY: u64 = 8;
@@ -471,13 +473,20 @@ pub fn run_design<D: Design, A: App>(
         q.push(OBSERVE_PS, Event::Observe);
     }
     let (mut snapshot, mut duel_at_start, mut settled_at) = (None, None, None);
+    // Packets delivered when the drain limit last saw one leave, and when ([`DRAIN_LIMIT_PS`]).
+    let mut last_leaving = (0u64, 0u64);
     let cell = Cell::new(0u64);
 
     progress.enter(Part::Warmup);
     while let Some((t, ev)) = q.pop() {
         m.mem.dram.set_clock(t);
         if t > win.1 + DRAIN_LIMIT_PS {
-            break;
+            if c.delivered != last_leaving.0 {
+                last_leaving = (c.delivered, t);
+            }
+            if t > last_leaving.1 + DRAIN_LIMIT_PS {
+                break;
+            }
         }
         match ev {
             Event::WindowStart if settled_at.is_none() => {
@@ -758,7 +767,8 @@ pub fn run_design<D: Design, A: App>(
         return Err(SimError::Invariant {
             invariant: "drained",
             detail: format!(
-                "{} packets still in rings and {} waiting for transmission {} ms after the traffic ended",
+                "{} packets still in rings and {} waiting for transmission, none having left for {} ms, after the \
+                 traffic ended",
                 occupancy.used,
                 device.tx_pending(),
                 DRAIN_LIMIT_PS / 1_000_000_000

@@ -46,6 +46,20 @@ fn a_backlog_that_leaves_after_the_residual_allowance_is_late() {
     assert_eq!(under.accounting.sent_late, 0, "{under}");
 }
 
+/// A core far slower than its load (a processing-variability target core, shRing §5.3, rxBisect §6.2)
+/// ends the offered traffic with a full ring, which takes it longer than the drain limit's 100 ms to
+/// empty: the run drains on while packets keep leaving, and every packet is accounted for.
+#[test]
+fn a_slow_core_drains_its_full_ring_past_the_drain_limit() {
+    let mut c = config(1, 1.0, 64, 1000);
+    c.app = "service".into();
+    // About 0.48 ms a packet at 2.1 GHz: 1 Ki packets take half a second.
+    c.app_params = apps::AppParams::parse("cycles=1000000,dist=det").unwrap();
+    let r = run(&c).unwrap();
+    assert!(r.accounting.delivered > 1000, "the ring's packets leave after the traffic\n{r}");
+    assert_eq!(r.accounting.sent, r.accounting.delivered, "{r}");
+}
+
 /// Ensō's forwarder copies each received message into its TX pipe (Ensō §7.2.2): every packet still
 /// goes out once, and the copy costs the transmit path the reads and writes of the frame that sending in
 /// place does not.
