@@ -37,7 +37,7 @@ impl App for Telemetry {
             p.touch(addr, ETH_HEADER, Access::Read);
             p.work(PACKET_WORK);
             self.packets += 1;
-            match addresses(&pkt).filter(|_| self.sketch.due()) {
+            match self.sketch.due().then(|| addresses(&pkt)).flatten() {
                 Some(at) => {
                     p.touch(addr + at.start, at.len(), Access::Read);
                     let (key, pair) = key(&pkt[at]);
