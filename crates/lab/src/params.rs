@@ -41,6 +41,16 @@ pub enum NoiseTail {
     Rare,
 }
 
+/// Where co-located STREAM triads run (`sim::antagonist::Socket`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamSocket {
+    /// On cores of the NIC's socket beside the workers.
+    Local,
+    /// On the other socket, their memory on the NIC's (`numactl --cpunodebind=1 --membind=0`).
+    Remote,
+}
+
 /// The order in which the generator sends its flows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -430,6 +440,13 @@ pub struct Params {
     #[serde(default, deserialize_with = "count")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_triads: Option<usize>,
+    /// Simulator: where the STREAM triads run: `local`, on cores of the NIC's socket beside the workers,
+    /// or `remote`, on the other socket of a two-socket profile with their arrays in the NIC's socket's
+    /// memory, crossing the links between the sockets (docs/model.md, "Co-located programs")
+    /// [default: local].
+    #[arg(long, value_enum, requires = "stream_triads")]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_socket: Option<StreamSocket>,
     /// Simulator: nicmem Figure 14's copy loop on a core of the profile's beside the workers: `memcpy`
     /// between a host buffer of --copy-bytes and a 128 KiB buffer in host or NIC memory, `to-host`,
     /// `to-nicmem`, `from-host` or `from-nicmem` (docs/model.md, "Co-located programs") [default: none].

@@ -4,7 +4,7 @@
 //! configuration.
 
 use crate::ndr::{self, NdrOptions};
-use crate::params::{Arrivals, Engine, FlowOrder, NoiseTail, Params, Quantity};
+use crate::params::{Arrivals, Engine, FlowOrder, NoiseTail, Params, Quantity, StreamSocket};
 use crate::traffic_args::{TrafficArgs, flag};
 use anyhow::{Result, anyhow, bail};
 use apps::AppParams;
@@ -235,6 +235,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 ("--noise-tail", p.noise_tail.is_some()),
                 ("--stall", p.stall.is_some()),
                 ("--stream-triads", p.stream_triads.is_some()),
+                ("--stream-socket", p.stream_socket.is_some()),
                 ("--copy-loop", p.copy_loop.is_some() || p.copy_bytes.is_some()),
                 // The live engine's NIC cycles through frames built before the run (`live::source`).
                 ("--switch-at", p.switch_at.is_some()),
@@ -328,6 +329,10 @@ pub fn build(p: &Params) -> Result<Config> {
                 warm_tables: *get(&p.warm_tables, "warm-tables")?,
                 stall_ps: optional_ps(&p.stall, "stall")?.unwrap_or(0),
                 stream_triads: p.stream_triads.unwrap_or(0),
+                stream_socket: match p.stream_socket {
+                    Some(StreamSocket::Remote) => sim::antagonist::Socket::Remote,
+                    None | Some(StreamSocket::Local) => sim::antagonist::Socket::Local,
+                },
                 copy_loop: match (p.copy_loop.as_deref(), p.copy_bytes) {
                     (Some(way), Some(bytes)) => Some(flag("copy-loop", CopySpec::new(way, bytes as u64))?),
                     (None, None) => None,

@@ -18,6 +18,15 @@
 //! private caches serve a cycle. A core's bandwidth is then bounded by its fill buffers over the loaded
 //! latency. The triad's arithmetic (two flops a double) hides under the misses and is not charged.
 //!
+//! **On the other socket** ([`Socket::Remote`]) an instance runs as `numactl --cpunodebind=1
+//! --membind=0` runs it: its arrays in the memory of the NIC's socket, its core and caches on the other
+//! (a server whose every core on the NIC's socket runs the NF has no other place for it). Its lines never
+//! enter this socket's caches; its arrays, three times the other socket's LLC, stream through that one,
+//! so each line is a read of this socket's DRAM (`b`, `c`, and `a` for ownership) and each line of `a` a
+//! write-back to it. Each read waits for the loaded DRAM latency and the links' round trip
+//! ([`crate::upi::Upi::hop_ps`]) over the fill buffers, and the data crosses the links' bandwidth,
+//! shared with the other remote instances ([`crate::upi`]).
+//!
 //! An instance's accesses are its own: the NF's counters (cache hit rates, cycles) leave them out, as a
 //! `perf` run on the NF's cores would; its DRAM traffic counts in the memory bandwidth, as Intel PCM's
 //! does. Its arrays take simulated addresses of their own ([`crate::addr::ANTAGONIST_LINE`]); no host
@@ -26,7 +35,18 @@
 use crate::addr::ANTAGONIST_LINE;
 use crate::machine::Machine;
 use crate::memory::{MemStats, Memory, Op};
+use crate::upi::Way;
 use serde::Serialize;
+
+/// Where a co-located program's core is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Socket {
+    /// On the NIC's socket, a core of its own beside the workers, sharing their LLC and DRAM.
+    #[default]
+    Local,
+    /// On the other socket, its memory on the NIC's ([`crate::profile::RemoteSocket`]).
+    Remote,
+}
 
 /// Lines of each array a step covers (one page of each: the streamer prefetcher's horizon).
 pub const LINES_PER_STEP: u64 = 64;
@@ -38,8 +58,9 @@ const ARRAY_LINES: u64 = (STREAM_ARRAY_SIZE * 8).div_ceil(4096) * 64;
 /// One STREAM triad instance on its own core.
 #[derive(Debug, Clone)]
 pub struct StreamTriad {
-    /// The core it runs on (the memory model's index: after the NF's workers).
-    core: usize,
+    /// The core it runs on: the memory model's index (after the NF's workers), or none on the other
+    /// socket.
+    core: Option<usize>,
     /// First line of array `a`; `b` and `c` follow.
     base: u64,
     /// Next line of the arrays to process.
@@ -49,24 +70,42 @@ pub struct StreamTriad {
 }
 
 impl StreamTriad {
-    /// Instance `i` (from 0) on memory core `core`.
+    /// Instance `i` (from 0) on memory core `core` of the NIC's socket.
     pub fn new(i: usize, core: usize) -> StreamTriad {
-        StreamTriad { core, base: after_triads(i), pos: 0, lines: 0 }
+        StreamTriad { core: Some(core), base: after_triads(i), pos: 0, lines: 0 }
+    }
+
+    /// Instance `i` (from 0) on the other socket, its arrays in the NIC's socket's memory.
+    pub fn remote(i: usize) -> StreamTriad {
+        StreamTriad { core: None, base: after_triads(i), pos: 0, lines: 0 }
     }
 
     /// Run one step at `now`; returns when it ends, ps. The hierarchy's hit and miss counters are left as
     /// they were (module doc).
-    pub fn step(&mut self, mem: &mut Memory, now: u64, cycle_ps: u64, fill_buffers: u64) -> u64 {
-        let counters = mem.stats;
+    pub fn step(&mut self, m: &mut Machine, now: u64) -> u64 {
         let n = LINES_PER_STEP.min(ARRAY_LINES - self.pos);
-        for j in self.pos..self.pos + n {
-            mem.cpu_access(self.core, self.base + ARRAY_LINES + j, Op::Read, now);
-            mem.cpu_access(self.core, self.base + 2 * ARRAY_LINES + j, Op::Read, now);
-            mem.cpu_access(self.core, self.base + j, Op::Write, now);
-        }
+        let end = match self.core {
+            Some(core) => {
+                let counters = m.mem.stats;
+                for j in self.pos..self.pos + n {
+                    m.mem.cpu_access(core, self.base + ARRAY_LINES + j, Op::Read, now);
+                    m.mem.cpu_access(core, self.base + 2 * ARRAY_LINES + j, Op::Read, now);
+                    m.mem.cpu_access(core, self.base + j, Op::Write, now);
+                }
+                now + charge(&mut m.mem, counters, 3 * n, m.cycle_ps, m.fill_buffers)
+            }
+            None => {
+                let upi = m.upi.as_mut().expect("a remote triad runs on a profile with a second socket");
+                m.mem.dram.transfer(now, 3 * n * 64, false);
+                m.mem.dram.transfer(now, n * 64, true);
+                upi.carry(Way::In, now, n * 64);
+                let fills = 3 * n * (m.mem.dram.latency_ps() + upi.hop_ps()) / m.fill_buffers;
+                (now + fills).max(upi.carry(Way::Out, now, 3 * n * 64))
+            }
+        };
         self.pos = (self.pos + n) % ARRAY_LINES;
         self.lines += 3 * n;
-        now + charge(mem, counters, 3 * n, cycle_ps, fill_buffers)
+        end
     }
 }
 
@@ -193,7 +232,7 @@ impl Program {
     /// Run one step at `now`; returns when it ends, ps.
     pub fn step(&mut self, m: &mut Machine, now: u64) -> u64 {
         match self {
-            Program::Triad(t) => t.step(&mut m.mem, now, m.cycle_ps, m.fill_buffers),
+            Program::Triad(t) => t.step(m, now),
             Program::Copy(c) => c.step(m, now),
         }
     }
@@ -240,14 +279,14 @@ mod tests {
     #[test]
     fn a_triad_is_bound_by_its_fill_buffers_and_leaves_the_counters_alone() {
         let p = Profile::r640_silver4216();
-        let mut mem = Memory::new(&p, 1);
-        let cycle = p.ps_per_cycle() as u64;
+        let mut m = Machine::new(&p, 1, (1 << 30, 1 << 20));
         let mut s = StreamTriad::new(0, 0);
         let mut t = 0;
         while t < 2_000_000_000 {
-            mem.dram.set_clock(t);
-            t = s.step(&mut mem, t, cycle, u64::from(p.cpu.fill_buffers));
+            m.mem.dram.set_clock(t);
+            t = s.step(&mut m, t);
         }
+        let mem = &m.mem;
         assert_eq!(mem.stats, Default::default());
         let gbs = s.lines as f64 * 64.0 / t as f64 * 1000.0;
         let moved = (mem.dram.read_bytes + mem.dram.write_bytes) as f64 / t as f64 * 1000.0;
@@ -256,6 +295,36 @@ mod tests {
         assert!((3.0..30.0).contains(&gbs), "{gbs} GB/s");
         assert!(moved > gbs * 0.9, "{moved} GB/s moved for {gbs}");
         assert!(StreamTriad::new(1, 1).base >= s.base + 3 * ARRAY_LINES);
+    }
+
+    /// On the other socket, one instance is bound by its fill buffers over DRAM's latency and the links'
+    /// round trip, slower than on the NIC's; sixteen together by the links' bandwidth towards them. They
+    /// read three lines and write one back for each line of `a`, and leave this socket's caches alone.
+    #[test]
+    fn remote_triads_cross_the_links_and_leave_the_caches_alone() {
+        let p = Profile::r640_silver4216();
+        let link = p.remote_socket.as_ref().unwrap().link_gbs;
+        let rate = |instances: usize| {
+            let mut m = Machine::new(&p, 1, (1 << 30, 1 << 20));
+            let mut triads: Vec<StreamTriad> = (0..instances).map(StreamTriad::remote).collect();
+            let mut at = vec![0; instances];
+            let mut t = 0;
+            while t < 1_000_000_000 {
+                let i = (0..instances).min_by_key(|&i| at[i]).unwrap();
+                t = at[i];
+                m.mem.dram.set_clock(t);
+                at[i] = triads[i].step(&mut m, t);
+            }
+            assert_eq!(m.mem.stats, Default::default());
+            assert_eq!(m.mem.dram.read_bytes, 3 * m.mem.dram.write_bytes);
+            triads.iter().map(|s| s.lines).sum::<u64>() as f64 * 64.0 / t as f64 * 1000.0
+        };
+        let one = rate(1);
+        let lat = (80.0 + 110.0) * 1e-9;
+        let bound = f64::from(p.cpu.fill_buffers) * 64.0 / lat / 1e9;
+        assert!(one < bound && one > 0.8 * bound, "{one} GB/s, fill buffers allow {bound}");
+        let sixteen = rate(16);
+        assert!(sixteen <= link && sixteen > 0.95 * link, "{sixteen} GB/s over links of {link}");
     }
 
     /// nicmem Figure 14's mechanisms: a copy within host memory from an L1-sized source costs two cycles

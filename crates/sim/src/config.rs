@@ -78,6 +78,9 @@ pub struct SimConfig {
     /// STREAM triad instances co-located with the NF, each on a core of its own beside the workers,
     /// sharing their LLC and DRAM ([`crate::antagonist`]; rxBisect §6.2, Figure 17). 0: none.
     pub stream_triads: usize,
+    /// Where the STREAM triads run: on cores of the NIC's socket beside the workers (the default) or on
+    /// the other socket with their memory on the NIC's ([`crate::antagonist::Socket`]).
+    pub stream_socket: crate::antagonist::Socket,
     /// nicmem Figure 14's copy loop on a core of its own after the workers and triads
     /// ([`crate::antagonist::CopyLoop`]); none by default.
     pub copy_loop: Option<crate::antagonist::CopySpec>,
@@ -111,6 +114,7 @@ impl Default for SimConfig {
             warm_tables: true,
             stall_ps: 0,
             stream_triads: 0,
+            stream_socket: crate::antagonist::Socket::Local,
             copy_loop: None,
         }
     }

@@ -27,7 +27,7 @@
 //! ([`Probe::lock_free`]), and a compare-and-swap against a value loaded before another agent's
 //! winning swap loses ([`Probe::cas_fresh`]).
 
-use crate::antagonist::{AntagonistReport, CopyLoop, Program, StreamTriad, after_triads};
+use crate::antagonist::{AntagonistReport, CopyLoop, Program, Socket, StreamTriad, after_triads};
 use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
 use crate::machine::Machine;
@@ -270,7 +270,25 @@ fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
             ),
         });
     }
-    let programs = cfg.stream_triads + usize::from(cfg.copy_loop.is_some());
+    let remote = cfg.stream_socket == Socket::Remote;
+    if remote {
+        if profile.remote_socket.is_none() {
+            return Err(SimError::Config {
+                option: "stream-socket",
+                message: format!("profile {} has no second socket (remote_socket)", profile.name),
+            });
+        }
+        if cfg.stream_triads > profile.cpu.cores {
+            return Err(SimError::Config {
+                option: "stream-triads",
+                message: format!(
+                    "{} triads on the other socket, which has {} cores as profile {}'s has",
+                    cfg.stream_triads, profile.cpu.cores, profile.name
+                ),
+            });
+        }
+    }
+    let programs = local_triads(cfg) + usize::from(cfg.copy_loop.is_some());
     if cfg.iface.cores + programs > profile.cpu.cores {
         return Err(SimError::Config {
             option: if cfg.stream_triads > 0 { "stream-triads" } else { "copy-loop" },
@@ -286,6 +304,11 @@ fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
         });
     }
     Ok(())
+}
+
+/// STREAM triads that take cores of the NIC's socket.
+fn local_triads(cfg: &SimConfig) -> usize {
+    if cfg.stream_socket == Socket::Local { cfg.stream_triads } else { 0 }
 }
 
 /// Flows handed to the cores' apps at a time when their tables are warmed.
@@ -346,14 +369,20 @@ pub fn run_design<D: Design, A: App>(
             }
         }
     }
-    // Co-located programs run on cores of their own after the workers ([`crate::antagonist`]).
-    let mut programs: Vec<Program> =
-        (0..cfg.stream_triads).map(|i| Program::Triad(StreamTriad::new(i, cores + i))).collect();
+    // Co-located programs run on cores of their own after the workers, or on the other socket
+    // ([`crate::antagonist`]).
+    let mut programs: Vec<Program> = (0..cfg.stream_triads)
+        .map(|i| match cfg.stream_socket {
+            Socket::Local => StreamTriad::new(i, cores + i),
+            Socket::Remote => StreamTriad::remote(i),
+        })
+        .map(Program::Triad)
+        .collect();
+    let local = cores + local_triads(cfg);
     if let Some(spec) = cfg.copy_loop {
-        let core = cores + programs.len();
-        programs.push(Program::Copy(CopyLoop::new(spec, core, after_triads(cfg.stream_triads))));
+        programs.push(Program::Copy(CopyLoop::new(spec, local, after_triads(cfg.stream_triads))));
     }
-    let mut m = Machine::new(profile, cores + programs.len(), (arena.base_addr(), arena.size()));
+    let mut m = Machine::new(profile, local + usize::from(cfg.copy_loop.is_some()), (arena.base_addr(), arena.size()));
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
     m.add_data_regions(device.data_regions());
     for app in &apps {

@@ -42,6 +42,7 @@ pub mod slices;
 pub mod snoop;
 pub mod stages;
 pub mod timeline;
+pub mod upi;
 pub mod wc;
 
 pub use config::{Arrivals, SimConfig, SimError};

@@ -325,6 +325,22 @@ pub struct Profile {
     /// ([`crate::noise`]). Absent: that core is interrupted as the others are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub housekeeping: Option<NoiseParams>,
+    /// A second socket like this one, reached over the links between the sockets: where co-located
+    /// programs run when every core of this one runs the NF ([`crate::antagonist`]). Absent: one socket.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote_socket: Option<RemoteSocket>,
+}
+
+/// The other socket of a two-socket server, as a program there that reads and writes this socket's
+/// memory meets it (`numactl --cpunodebind=1 --membind=0`): each access crosses the links between the
+/// sockets (Intel UPI) both ways, and their bandwidth is shared by every such program.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteSocket {
+    /// Bandwidth of the links between the sockets, each way, GB/s (links x GT/s x 2 B).
+    pub link_gbs: f64,
+    /// What crossing to the other socket and back adds to a memory access, ns.
+    pub hop_ns: f64,
 }
 
 /// Why a profile cannot be used.
@@ -652,6 +668,17 @@ const R640_SOURCES: &[Source] = &[
          CX5_READS in sim/src/profile.rs",
     ),
     ("nic.ports", "[P0] two 100 GbE NICs, 200 Gbps offered"),
+    (
+        "remote_socket.link_gbs",
+        "[P1] \"dual 2.1 GHz Xeon Silver 4216 CPUs\"; Intel ARK, Xeon Silver 4216: 2 UPI links at 9.6 GT/s, \
+         each moving 2 B a transfer each way (NASA HECC, \"Cascade Lake Processors\": a 10.4 GT/s link, 20.8 \
+         GB/s): 38.4 GB/s each way, the links' raw rate (no flit overhead)",
+    ),
+    (
+        "remote_socket.hop_ns",
+        "[HW] pcie-bench: device and memory on different sockets adds about 110 ns to a DMA read, one round \
+         trip across the links; no core's remote access on this machine is published",
+    ),
     ("nic.port_gbps", "[P0] two 100 GbE NICs, 200 Gbps offered"),
     ("nic.mpps", "[CX5] 200 Mpps per adapter, two adapters"),
     ("nic.rx_buffer", "[CX5] port buffer 262016 B per port, two ports"),
@@ -860,6 +887,7 @@ impl Profile {
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
+            remote_socket: Some(RemoteSocket { link_gbs: 2.0 * 9.6 * 2.0, hop_ns: 110.0 }),
         }
     }
 
@@ -890,6 +918,7 @@ impl Profile {
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
+            remote_socket: None,
         }
     }
 
@@ -920,6 +949,7 @@ impl Profile {
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
+            remote_socket: None,
         }
     }
 
@@ -1037,6 +1067,14 @@ impl Profile {
         }
         if !(self.cpu.freq_ghz.is_finite() && self.cpu.freq_ghz > 0.0) {
             return bad(&["cpu.freq_ghz"], format!("core frequency {} GHz must be positive", self.cpu.freq_ghz));
+        }
+        if let Some(r) = &self.remote_socket {
+            if !(r.link_gbs.is_finite() && r.link_gbs > 0.0) {
+                return bad(&["remote_socket.link_gbs"], format!("links of {} GB/s: give a positive rate", r.link_gbs));
+            }
+            if !(r.hop_ns.is_finite() && r.hop_ns >= 0.0) {
+                return bad(&["remote_socket.hop_ns"], format!("a hop of {} ns: give 0 or more", r.hop_ns));
+            }
         }
         if !(self.dram.peak_gbs.is_finite() && self.dram.peak_gbs > 0.0) {
             return bad(&["dram.peak_gbs"], "DRAM needs a positive peak bandwidth".into());
