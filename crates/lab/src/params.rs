@@ -41,10 +41,10 @@ pub enum NoiseTail {
     Rare,
 }
 
-/// Where co-located STREAM triads run (`sim::antagonist::Socket`).
+/// Where co-located STREAM triads and PageRank threads run (`sim::antagonist::Socket`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum StreamSocket {
+pub enum ColocatedSocket {
     /// On cores of the NIC's socket beside the workers.
     Local,
     /// On the other socket, their memory on the NIC's (`numactl --cpunodebind=1 --membind=0`).
@@ -440,13 +440,20 @@ pub struct Params {
     #[serde(default, deserialize_with = "count")]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stream_triads: Option<usize>,
-    /// Simulator: where the STREAM triads run: `local`, on cores of the NIC's socket beside the workers,
-    /// or `remote`, on the other socket of a two-socket profile with their arrays in the NIC's socket's
-    /// memory, crossing the links between the sockets (docs/model.md, "Co-located programs")
-    /// [default: local].
-    #[arg(long, value_enum, requires = "stream_triads")]
+    /// Simulator: PageRank threads co-located with the NF, the GAP suite's pull PageRank on its `urand`
+    /// graph, one thread a core (rxBisect §6.2, Figure 16; docs/model.md, "Co-located programs")
+    /// [default: 0].
+    #[arg(long, value_parser = ifaces::ringsize::count::<usize>)]
+    #[serde(default, deserialize_with = "count")]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stream_socket: Option<StreamSocket>,
+    pub pagerank_threads: Option<usize>,
+    /// Simulator: where the STREAM triads and PageRank threads run: `local`, on cores of the NIC's socket
+    /// beside the workers, or `remote`, on the other socket of a two-socket profile with their arrays in
+    /// the NIC's socket's memory, crossing the links between the sockets (docs/model.md, "Co-located
+    /// programs") [default: local].
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub colocated_socket: Option<ColocatedSocket>,
     /// Simulator: nicmem Figure 14's copy loop on a core of the profile's beside the workers: `memcpy`
     /// between a host buffer of --copy-bytes and a 128 KiB buffer in host or NIC memory, `to-host`,
     /// `to-nicmem`, `from-host` or `from-nicmem` (docs/model.md, "Co-located programs") [default: none].

@@ -18,14 +18,17 @@
 //! private caches serve a cycle. A core's bandwidth is then bounded by its fill buffers over the loaded
 //! latency. The triad's arithmetic (two flops a double) hides under the misses and is not charged.
 //!
-//! **On the other socket** ([`Socket::Remote`]) an instance runs as `numactl --cpunodebind=1
-//! --membind=0` runs it: its arrays in the memory of the NIC's socket, its core and caches on the other
-//! (a server whose every core on the NIC's socket runs the NF has no other place for it). Its lines never
-//! enter this socket's caches; its arrays, three times the other socket's LLC, stream through that one,
-//! so each line is a read of this socket's DRAM (`b`, `c`, and `a` for ownership) and each line of `a` a
-//! write-back to it. Each read waits for the loaded DRAM latency and the links' round trip
-//! ([`crate::upi::Upi::hop_ps`]) over the fill buffers, and the data crosses the links' bandwidth,
-//! shared with the other remote instances ([`crate::upi`]).
+//! **PageRank** ([`PageRank`]): the GAP Benchmark Suite's pull PageRank over its uniform random
+//! graph, one thread a core; each edge reads a line of the contributions array at random.
+//!
+//! **On the other socket** ([`Socket::Remote`]) a triad or PageRank thread runs as `numactl
+//! --cpunodebind=1 --membind=0` runs it: its arrays in the memory of the NIC's socket, its core and
+//! caches on the other (a server whose every core on the NIC's socket runs the NF has no other place for
+//! it). Its lines never enter this socket's caches: they go through the other socket's LLC, and each
+//! miss reads this socket's DRAM across the links, each dirty victim is written back to it
+//! ([`crate::remote`]). A miss waits for the LLC, the loaded DRAM latency and the links' round trip, over
+//! the fill buffers, and the data crosses the links' bandwidth, shared by every program there
+//! ([`crate::upi`]).
 //!
 //! An instance's accesses are its own: the NF's counters (cache hit rates, cycles) leave them out, as a
 //! `perf` run on the NF's cores would; its DRAM traffic counts in the memory bandwidth, as Intel PCM's
@@ -35,7 +38,7 @@
 use crate::addr::ANTAGONIST_LINE;
 use crate::machine::Machine;
 use crate::memory::{MemStats, Memory, Op};
-use crate::upi::Way;
+pub use crate::pagerank::PageRank;
 use serde::Serialize;
 
 /// Where a co-located program's core is.
@@ -44,7 +47,7 @@ pub enum Socket {
     /// On the NIC's socket, a core of its own beside the workers, sharing their LLC and DRAM.
     #[default]
     Local,
-    /// On the other socket, its memory on the NIC's ([`crate::profile::RemoteSocket`]).
+    /// On the other socket, its memory on the NIC's ([`crate::remote`]).
     Remote,
 }
 
@@ -55,12 +58,9 @@ const STREAM_ARRAY_SIZE: u64 = 10_000_000;
 /// Lines per array, rounded up to whole 4 KiB pages so that the arrays start page-aligned.
 const ARRAY_LINES: u64 = (STREAM_ARRAY_SIZE * 8).div_ceil(4096) * 64;
 
-/// One STREAM triad instance on its own core.
+/// One STREAM triad instance: the lines of its three arrays, a step at a time.
 #[derive(Debug, Clone)]
 pub struct StreamTriad {
-    /// The core it runs on: the memory model's index (after the NF's workers), or none on the other
-    /// socket.
-    core: Option<usize>,
     /// First line of array `a`; `b` and `c` follow.
     base: u64,
     /// Next line of the arrays to process.
@@ -70,42 +70,75 @@ pub struct StreamTriad {
 }
 
 impl StreamTriad {
-    /// Instance `i` (from 0) on memory core `core` of the NIC's socket.
-    pub fn new(i: usize, core: usize) -> StreamTriad {
-        StreamTriad { core: Some(core), base: after_triads(i), pos: 0, lines: 0 }
+    /// Instance `i` (from 0).
+    pub fn new(i: usize) -> StreamTriad {
+        StreamTriad { base: after_triads(i), pos: 0, lines: 0 }
     }
+}
 
-    /// Instance `i` (from 0) on the other socket, its arrays in the NIC's socket's memory.
-    pub fn remote(i: usize) -> StreamTriad {
-        StreamTriad { core: None, base: after_triads(i), pos: 0, lines: 0 }
-    }
-
-    /// Run one step at `now`; returns when it ends, ps. The hierarchy's hit and miss counters are left as
-    /// they were (module doc).
-    pub fn step(&mut self, m: &mut Machine, now: u64) -> u64 {
+impl Walk for StreamTriad {
+    fn next(&mut self, out: &mut Vec<(u64, Op)>) {
         let n = LINES_PER_STEP.min(ARRAY_LINES - self.pos);
-        let end = match self.core {
-            Some(core) => {
-                let counters = m.mem.stats;
-                for j in self.pos..self.pos + n {
-                    m.mem.cpu_access(core, self.base + ARRAY_LINES + j, Op::Read, now);
-                    m.mem.cpu_access(core, self.base + 2 * ARRAY_LINES + j, Op::Read, now);
-                    m.mem.cpu_access(core, self.base + j, Op::Write, now);
-                }
-                now + charge(&mut m.mem, counters, 3 * n, m.cycle_ps, m.fill_buffers)
-            }
-            None => {
-                let upi = m.upi.as_mut().expect("a remote triad runs on a profile with a second socket");
-                m.mem.dram.transfer(now, 3 * n * 64, false);
-                m.mem.dram.transfer(now, n * 64, true);
-                upi.carry(Way::In, now, n * 64);
-                let fills = 3 * n * (m.mem.dram.latency_ps() + upi.hop_ps()) / m.fill_buffers;
-                (now + fills).max(upi.carry(Way::Out, now, 3 * n * 64))
-            }
-        };
+        for j in self.pos..self.pos + n {
+            out.extend([
+                (self.base + ARRAY_LINES + j, Op::Read),
+                (self.base + 2 * ARRAY_LINES + j, Op::Read),
+                (self.base + j, Op::Write),
+            ]);
+        }
         self.pos = (self.pos + n) % ARRAY_LINES;
         self.lines += 3 * n;
-        end
+    }
+}
+
+/// A memory-bound loop: the lines each of its steps touches, in order.
+pub trait Walk {
+    /// Append the next step's lines to `out`.
+    fn next(&mut self, out: &mut Vec<(u64, Op)>);
+}
+
+/// A [`Walk`] running on a core of the NIC's socket (`Some`, the memory model's index, after the NF's
+/// workers) or of the other socket (`None`, [`crate::remote`]).
+#[derive(Debug, Clone)]
+pub struct OnCore<W> {
+    /// The loop.
+    pub walk: W,
+    core: Option<usize>,
+    lines: Vec<(u64, Op)>,
+}
+
+impl<W: Walk> OnCore<W> {
+    /// `walk` on memory core `core`, or on the other socket.
+    pub fn new(walk: W, core: Option<usize>) -> OnCore<W> {
+        OnCore { walk, core, lines: Vec::new() }
+    }
+
+    /// Run one step at `now`; returns when it ends, ps. On the NIC's socket every line goes through the
+    /// core's caches, the hierarchy's counters left as they were (module doc); on the other one, through
+    /// that socket's LLC and the links. Either way a line the caches serve costs its latency, and the
+    /// core overlaps its lines' latencies up to its fill buffers.
+    pub fn step(&mut self, m: &mut Machine, now: u64) -> u64 {
+        self.lines.clear();
+        self.walk.next(&mut self.lines);
+        match self.core {
+            Some(core) => {
+                let counters = m.mem.stats;
+                for &(line, op) in &self.lines {
+                    m.mem.cpu_access(core, line, op, now);
+                }
+                now + charge(&mut m.mem, counters, self.lines.len() as u64, m.cycle_ps, m.fill_buffers)
+            }
+            None => {
+                let other = m.other_socket.as_mut().expect("checked: the profile has a second socket");
+                let (mut latency, mut arrival) = (0, now);
+                for &(line, op) in &self.lines {
+                    let (l, a) = other.access(&mut m.mem.dram, line, op == Op::Write, now);
+                    latency += l;
+                    arrival = arrival.max(a);
+                }
+                (now + latency / m.fill_buffers).max(arrival)
+            }
+        }
     }
 }
 
@@ -219,11 +252,13 @@ impl CopyLoop {
     }
 }
 
-/// A program on a core of its own beside the NF's.
+/// A co-located program.
 #[derive(Debug, Clone)]
 pub enum Program {
     /// A STREAM triad instance.
-    Triad(StreamTriad),
+    Triad(OnCore<StreamTriad>),
+    /// A PageRank thread.
+    PageRank(OnCore<PageRank>),
     /// nicmem Figure 14's copy loop.
     Copy(CopyLoop),
 }
@@ -233,15 +268,17 @@ impl Program {
     pub fn step(&mut self, m: &mut Machine, now: u64) -> u64 {
         match self {
             Program::Triad(t) => t.step(m, now),
+            Program::PageRank(p) => p.step(m, now),
             Program::Copy(c) => c.step(m, now),
         }
     }
 
-    /// Bytes moved so far as the program's own benchmark counts them: the triad's 24 bytes an element
-    /// (64 a line of each of its three arrays), the copy's bytes copied.
+    /// What the program has done so far as its own benchmark counts it: the triad's bytes (24 an
+    /// element, 64 a line of each of its three arrays), PageRank's edges, the copy's bytes copied.
     pub fn moved(&self) -> u64 {
         match self {
-            Program::Triad(t) => t.lines * 64,
+            Program::Triad(t) => t.walk.lines * 64,
+            Program::PageRank(p) => p.walk.edges,
             Program::Copy(c) => c.lines * 64,
         }
     }
@@ -252,6 +289,10 @@ pub fn after_triads(triads: usize) -> u64 {
     ANTAGONIST_LINE + 3 * ARRAY_LINES * triads as u64
 }
 
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
 /// What the co-located programs did in the measurement window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct AntagonistReport {
@@ -260,6 +301,12 @@ pub struct AntagonistReport {
     /// Their combined triad bandwidth in the window, GB/s, counted as stream.c counts it (24 bytes of
     /// arrays per element).
     pub triad_gbs: f64,
+    /// PageRank threads.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub pagerank_threads: usize,
+    /// The edges they traversed in the window, billions a second (GTEPS).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pagerank_gteps: Option<f64>,
     /// The copy loop's rate in the window, bytes copied a core cycle (the unit of nicmem Figure 14 and
     /// of the artifact's `dm_copy.c`, which counts TSC cycles: the same on a part run at its base
     /// frequency, Turbo Boost off).
@@ -280,12 +327,13 @@ mod tests {
     fn a_triad_is_bound_by_its_fill_buffers_and_leaves_the_counters_alone() {
         let p = Profile::r640_silver4216();
         let mut m = Machine::new(&p, 1, (1 << 30, 1 << 20));
-        let mut s = StreamTriad::new(0, 0);
+        let mut s = OnCore::new(StreamTriad::new(0), Some(0));
         let mut t = 0;
         while t < 2_000_000_000 {
             m.mem.dram.set_clock(t);
             t = s.step(&mut m, t);
         }
+        let s = s.walk;
         let mem = &m.mem;
         assert_eq!(mem.stats, Default::default());
         let gbs = s.lines as f64 * 64.0 / t as f64 * 1000.0;
@@ -294,36 +342,45 @@ mod tests {
         // GB/s peak; DRAM moves the three lines each element touches plus the write-backs.
         assert!((3.0..30.0).contains(&gbs), "{gbs} GB/s");
         assert!(moved > gbs * 0.9, "{moved} GB/s moved for {gbs}");
-        assert!(StreamTriad::new(1, 1).base >= s.base + 3 * ARRAY_LINES);
+        assert!(StreamTriad::new(1).base >= s.base + 3 * ARRAY_LINES);
     }
 
-    /// On the other socket, one instance is bound by its fill buffers over DRAM's latency and the links'
-    /// round trip, slower than on the NIC's; sixteen together by the links' bandwidth towards them. They
+    /// On the other socket, one instance is bound by its fill buffers over the LLC's and DRAM's latency
+    /// and the links' round trip, slower than on the NIC's; sixteen together by the links' bandwidth towards them. They
     /// read three lines and write one back for each line of `a`, and leave this socket's caches alone.
     #[test]
     fn remote_triads_cross_the_links_and_leave_the_caches_alone() {
         let p = Profile::r640_silver4216();
         let link = p.remote_socket.as_ref().unwrap().link_gbs;
-        let rate = |instances: usize| {
+        // Run `instances` for `warm` ps, until the other socket's LLC is full of dirty lines, and measure
+        // the next `ps`.
+        let rate = |instances: usize, warm: u64, ps: u64| {
             let mut m = Machine::new(&p, 1, (1 << 30, 1 << 20));
-            let mut triads: Vec<StreamTriad> = (0..instances).map(StreamTriad::remote).collect();
+            let mut triads: Vec<_> = (0..instances).map(|i| OnCore::new(StreamTriad::new(i), None)).collect();
             let mut at = vec![0; instances];
-            let mut t = 0;
-            while t < 1_000_000_000 {
+            let (mut t, mut lines) = (0, 0);
+            while t < warm + ps {
+                if lines == 0 && t >= warm {
+                    m.mem.dram.reset_counters();
+                    lines = triads.iter().map(|s| s.walk.lines).sum::<u64>();
+                }
                 let i = (0..instances).min_by_key(|&i| at[i]).unwrap();
                 t = at[i];
                 m.mem.dram.set_clock(t);
                 at[i] = triads[i].step(&mut m, t);
             }
             assert_eq!(m.mem.stats, Default::default());
-            assert_eq!(m.mem.dram.read_bytes, 3 * m.mem.dram.write_bytes);
-            triads.iter().map(|s| s.lines).sum::<u64>() as f64 * 64.0 / t as f64 * 1000.0
+            // Three lines read for each written back.
+            let (read, written) = (m.mem.dram.read_bytes as f64, m.mem.dram.write_bytes as f64);
+            assert!((read / written - 3.0).abs() < 0.05, "{read} B read, {written} B written");
+            (triads.iter().map(|s| s.walk.lines).sum::<u64>() - lines) as f64 * 64.0 / (t - warm) as f64 * 1000.0
         };
-        let one = rate(1);
-        let lat = (80.0 + 110.0) * 1e-9;
+        let one = rate(1, 30_000_000_000, 10_000_000_000);
+        // The other socket's LLC (60 cycles at 2.1 GHz), idle DRAM and the links' round trip.
+        let lat = (28.6 + 80.0 + 110.0) * 1e-9;
         let bound = f64::from(p.cpu.fill_buffers) * 64.0 / lat / 1e9;
         assert!(one < bound && one > 0.8 * bound, "{one} GB/s, fill buffers allow {bound}");
-        let sixteen = rate(16);
+        let sixteen = rate(16, 3_000_000_000, 3_000_000_000);
         assert!(sixteen <= link && sixteen > 0.95 * link, "{sixteen} GB/s over links of {link}");
     }
 

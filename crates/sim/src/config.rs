@@ -78,9 +78,11 @@ pub struct SimConfig {
     /// STREAM triad instances co-located with the NF, each on a core of its own beside the workers,
     /// sharing their LLC and DRAM ([`crate::antagonist`]; rxBisect §6.2, Figure 17). 0: none.
     pub stream_triads: usize,
-    /// Where the STREAM triads run: on cores of the NIC's socket beside the workers (the default) or on
-    /// the other socket with their memory on the NIC's ([`crate::antagonist::Socket`]).
-    pub stream_socket: crate::antagonist::Socket,
+    /// PageRank threads co-located with the NF ([`crate::pagerank`]; rxBisect §6.2, Figure 16). 0: none.
+    pub pagerank_threads: usize,
+    /// Where the STREAM triads and PageRank threads run: on cores of the NIC's socket beside the workers
+    /// (the default) or on the other socket with their memory on the NIC's ([`crate::antagonist::Socket`]).
+    pub colocated_socket: crate::antagonist::Socket,
     /// nicmem Figure 14's copy loop on a core of its own after the workers and triads
     /// ([`crate::antagonist::CopyLoop`]); none by default.
     pub copy_loop: Option<crate::antagonist::CopySpec>,
@@ -114,7 +116,8 @@ impl Default for SimConfig {
             warm_tables: true,
             stall_ps: 0,
             stream_triads: 0,
-            stream_socket: crate::antagonist::Socket::Local,
+            pagerank_threads: 0,
+            colocated_socket: crate::antagonist::Socket::Local,
             copy_loop: None,
         }
     }

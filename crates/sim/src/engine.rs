@@ -27,7 +27,7 @@
 //! ([`Probe::lock_free`]), and a compare-and-swap against a value loaded before another agent's
 //! winning swap loses ([`Probe::cas_fresh`]).
 
-use crate::antagonist::{AntagonistReport, CopyLoop, Program, Socket, StreamTriad, after_triads};
+use crate::antagonist::{AntagonistReport, CopyLoop, OnCore, PageRank, Program, Socket, StreamTriad, after_triads};
 use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
 use crate::machine::Machine;
@@ -270,31 +270,33 @@ fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
             ),
         });
     }
-    let remote = cfg.stream_socket == Socket::Remote;
-    if remote {
+    let looping = cfg.stream_triads + cfg.pagerank_threads;
+    let option = if cfg.stream_triads > 0 { "stream-triads" } else { "pagerank-threads" };
+    if cfg.colocated_socket == Socket::Remote {
         if profile.remote_socket.is_none() {
             return Err(SimError::Config {
-                option: "stream-socket",
+                option: "colocated-socket",
                 message: format!("profile {} has no second socket (remote_socket)", profile.name),
             });
         }
-        if cfg.stream_triads > profile.cpu.cores {
+        if looping > profile.cpu.cores {
             return Err(SimError::Config {
-                option: "stream-triads",
+                option,
                 message: format!(
-                    "{} triads on the other socket, which has {} cores as profile {}'s has",
-                    cfg.stream_triads, profile.cpu.cores, profile.name
+                    "{looping} STREAM triads and PageRank threads on the other socket, which has {} cores as \
+                     profile {}'s has",
+                    profile.cpu.cores, profile.name
                 ),
             });
         }
     }
-    let programs = local_triads(cfg) + usize::from(cfg.copy_loop.is_some());
+    let programs = local_programs(cfg);
     if cfg.iface.cores + programs > profile.cpu.cores {
         return Err(SimError::Config {
-            option: if cfg.stream_triads > 0 { "stream-triads" } else { "copy-loop" },
+            option: if looping > 0 { option } else { "copy-loop" },
             message: format!(
-                "each co-located program (STREAM triad, copy loop) takes a core of its own: {} workers and {} \
-                 programs need {} cores, and profile {} has {}",
+                "each co-located program (STREAM triad, PageRank thread, copy loop) on this socket takes a core \
+                 of its own: {} workers and {} programs need {} cores, and profile {} has {}",
                 cfg.iface.cores,
                 programs,
                 cfg.iface.cores + programs,
@@ -306,9 +308,10 @@ fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
     Ok(())
 }
 
-/// STREAM triads that take cores of the NIC's socket.
-fn local_triads(cfg: &SimConfig) -> usize {
-    if cfg.stream_socket == Socket::Local { cfg.stream_triads } else { 0 }
+/// Co-located programs that take cores of the NIC's socket.
+fn local_programs(cfg: &SimConfig) -> usize {
+    let looping = cfg.stream_triads + cfg.pagerank_threads;
+    usize::from(cfg.copy_loop.is_some()) + if cfg.colocated_socket == Socket::Local { looping } else { 0 }
 }
 
 /// Flows handed to the cores' apps at a time when their tables are warmed.
@@ -370,19 +373,17 @@ pub fn run_design<D: Design, A: App>(
         }
     }
     // Co-located programs run on cores of their own after the workers, or on the other socket
-    // ([`crate::antagonist`]).
-    let mut programs: Vec<Program> = (0..cfg.stream_triads)
-        .map(|i| match cfg.stream_socket {
-            Socket::Local => StreamTriad::new(i, cores + i),
-            Socket::Remote => StreamTriad::remote(i),
-        })
-        .map(Program::Triad)
+    // ([`crate::antagonist`]): the triads, the PageRank threads, the copy loop.
+    let core = |i: usize| (cfg.colocated_socket == Socket::Local).then_some(cores + i);
+    let (triads, threads) = (cfg.stream_triads, cfg.pagerank_threads);
+    let mut programs: Vec<Program> = (0..triads)
+        .map(|i| Program::Triad(OnCore::new(StreamTriad::new(i), core(i))))
+        .chain((0..threads).map(|i| Program::PageRank(OnCore::new(PageRank::new(i, threads), core(triads + i)))))
         .collect();
-    let local = cores + local_triads(cfg);
     if let Some(spec) = cfg.copy_loop {
-        programs.push(Program::Copy(CopyLoop::new(spec, local, after_triads(cfg.stream_triads))));
+        programs.push(Program::Copy(CopyLoop::new(spec, cores + local_programs(cfg) - 1, after_triads(triads))));
     }
-    let mut m = Machine::new(profile, local + usize::from(cfg.copy_loop.is_some()), (arena.base_addr(), arena.size()));
+    let mut m = Machine::new(profile, cores + local_programs(cfg), (arena.base_addr(), arena.size()));
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
     m.add_data_regions(device.data_regions());
     for app in &apps {
@@ -876,16 +877,19 @@ pub fn run_design<D: Design, A: App>(
             nic_read: rate(snap.mem.nic_read),
         },
         antagonists: (!programs.is_empty()).then(|| {
-            let gbs = |triad: bool| {
-                let kind = programs.iter().zip(moved_window.1.iter().zip(&moved_window.0));
-                let bytes: u64 =
-                    kind.filter(|(p, _)| matches!(p, Program::Triad(_)) == triad).map(|(_, (b, a))| b - a).sum();
-                bytes as f64 / secs / 1e9
+            // What the programs of one kind did in the window, a second.
+            let rate = |kind: fn(&Program) -> bool| {
+                let done = programs.iter().zip(moved_window.1.iter().zip(&moved_window.0));
+                done.filter(|(p, _)| kind(p)).map(|(_, (b, a))| b - a).sum::<u64>() as f64 / secs
             };
             AntagonistReport {
                 instances: cfg.stream_triads,
-                triad_gbs: gbs(true),
-                copy_bytes_per_cycle: cfg.copy_loop.map(|_| gbs(false) * m.cycle_ps_f / 1000.0),
+                triad_gbs: rate(|p| matches!(p, Program::Triad(_))) / 1e9,
+                pagerank_threads: cfg.pagerank_threads,
+                pagerank_gteps: (cfg.pagerank_threads > 0).then(|| rate(|p| matches!(p, Program::PageRank(_))) / 1e9),
+                copy_bytes_per_cycle: cfg
+                    .copy_loop
+                    .map(|_| rate(|p| matches!(p, Program::Copy(_))) / 1e9 * m.cycle_ps_f / 1000.0),
             }
         }),
         llc_duel: duel_at_start.zip(snap.duel).map(|(window_start, window_end)| LlcDuel { window_start, window_end }),

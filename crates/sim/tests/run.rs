@@ -160,9 +160,9 @@ fn co_located_stream_triads_load_dram_and_slow_the_nf() {
     assert!(run(&cfg).unwrap_err().to_string().contains("--stream-triads"));
 }
 
-/// STREAM triads on the other socket load the NIC socket's DRAM without taking its cores: as many as
-/// that socket has cores beside workers on every core here, slowing an NF that misses the LLC; a profile
-/// without a second socket has no place for them.
+/// STREAM triads or PageRank threads on the other socket load the NIC socket's DRAM without taking its
+/// cores: as many as that socket has cores beside workers on every core here, slowing an NF that misses
+/// the LLC; a profile without a second socket has no place for them.
 #[test]
 fn remote_stream_triads_load_dram_from_the_other_socket() {
     let mut cfg = config(16, 100.0, 1518, 1000);
@@ -171,14 +171,20 @@ fn remote_stream_triads_load_dram_from_the_other_socket() {
     cfg.ddio_ways = Some(0);
     let alone = run(&cfg).unwrap();
     cfg.stream_triads = 16;
-    cfg.stream_socket = sim::antagonist::Socket::Remote;
+    cfg.colocated_socket = sim::antagonist::Socket::Remote;
     let beside = run(&cfg).unwrap();
     let a = beside.antagonists.expect("the triads' report");
     assert_eq!(a.instances, 16);
     assert!(a.triad_gbs > 10.0 && a.triad_gbs <= 38.4, "{beside}");
     assert!(beside.memory.read_gbs > alone.memory.read_gbs + 10.0, "{alone}\n{beside}");
     assert!(beside.cycles.total > alone.cycles.total * 1.02, "{alone}\n{beside}");
-    cfg.stream_triads = 17;
+    let pagerank = run(&SimConfig { stream_triads: 0, pagerank_threads: 16, ..cfg.clone() }).unwrap();
+    let a = pagerank.antagonists.expect("the threads' report");
+    assert_eq!((a.instances, a.pagerank_threads), (0, 16));
+    // A random line an edge: at most the links' 38.4 GB/s of lines, 0.6 billion edges a second.
+    assert!(a.pagerank_gteps.is_some_and(|e| e > 0.1 && e < 0.6), "{pagerank}");
+    assert!(pagerank.memory.read_gbs > alone.memory.read_gbs + 10.0, "{alone}\n{pagerank}");
+    cfg.pagerank_threads = 1;
     assert!(run(&cfg).unwrap_err().to_string().contains("--stream-triads"));
     let one_socket = SimConfig { profile: "i9-9960x-enso".into(), stream_triads: 1, ..cfg };
     assert!(run(&one_socket).unwrap_err().to_string().contains("no second socket"));
