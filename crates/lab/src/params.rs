@@ -449,8 +449,8 @@ pub struct Params {
     pub pagerank_threads: Option<usize>,
     /// Simulator: where the STREAM triads and PageRank threads run: `local`, on cores of the NIC's socket
     /// beside the workers, or `remote`, on the other socket of a two-socket profile with their arrays in
-    /// the NIC's socket's memory, crossing the links between the sockets (docs/model.md, "Co-located
-    /// programs") [default: local].
+    /// the NIC's socket's memory, crossing the links between the sockets
+    /// (docs/model.md, "Co-located programs") [default: local].
     #[arg(long, value_enum)]
     #[serde(skip_serializing_if = "Option::is_none")]
     pub colocated_socket: Option<ColocatedSocket>,
