@@ -356,6 +356,7 @@ mod tests {
         // the next `ps`.
         let rate = |instances: usize, warm: u64, ps: u64| {
             let mut m = Machine::new(&p, 1, (1 << 30, 1 << 20));
+            m.other_socket = crate::remote::OtherSocket::new(&p);
             let mut triads: Vec<_> = (0..instances).map(|i| OnCore::new(StreamTriad::new(i), None)).collect();
             let mut at = vec![0; instances];
             let (mut t, mut lines) = (0, 0);

@@ -37,6 +37,7 @@ use crate::order::{DeliveryCheck, WireOrder};
 use crate::probe::{Agent, SimProbe, Step};
 use crate::profile::Profile;
 use crate::progress::{Part, Progress};
+use crate::remote::OtherSocket;
 use crate::report::{
     Accounting, Cycles, DescriptorWait, HitRates, LlcDuel, MemBw, MissesPerPacket, PcieDir, PcieReport, PoolShare,
     SettleReport, SharedPoolShares, SimReport, ratio,
@@ -384,6 +385,9 @@ pub fn run_design<D: Design, A: App>(
         programs.push(Program::Copy(CopyLoop::new(spec, cores + local_programs(cfg) - 1, after_triads(triads))));
     }
     let mut m = Machine::new(profile, cores + local_programs(cfg), (arena.base_addr(), arena.size()));
+    if cfg.colocated_socket == Socket::Remote && triads + threads > 0 {
+        m.other_socket = OtherSocket::new(profile);
+    }
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
     m.add_data_regions(device.data_regions());
     for app in &apps {

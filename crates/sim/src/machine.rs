@@ -42,7 +42,7 @@ pub struct Machine {
     /// Host addresses of the NIC's own memory (nicmem §4.1), empty if the design has none: NIC accesses
     /// to it stay on the NIC, core accesses cross PCIe uncached ([`crate::probe`]).
     pub nicmem: Range<usize>,
-    /// The other socket, if the profile has one ([`crate::remote`]).
+    /// The other socket, where co-located programs run there ([`crate::remote`]).
     pub other_socket: Option<OtherSocket>,
     /// Host memory holding packet data (the buffer arena, and [`ifaces::DeviceSide::data_regions`]),
     /// sorted: DMA there is goodput, other DMA metadata.
@@ -68,7 +68,7 @@ impl Machine {
             read_miss_ps: (p.pcie.read_miss_ns * 1000.0) as u64,
             pmd_ps: (f64::from(p.nic.pmd_cycles) * cycle).round() as u64,
             nicmem: 0..0,
-            other_socket: OtherSocket::new(p),
+            other_socket: None,
             data: std::iter::once(arena.0..arena.0 + arena.1).collect(),
         }
     }
