@@ -115,25 +115,28 @@ impl<W: Walk> OnCore<W> {
 
     /// Run one step at `now`; returns when it ends, ps. On the NIC's socket every line goes through the
     /// core's caches, the hierarchy's counters left as they were (module doc); on the other one, through
-    /// that socket's LLC and the links. Either way a line the caches serve costs its latency, and the
-    /// core overlaps its lines' latencies up to its fill buffers.
+    /// that socket's LLC and the links. Either way a line the caches serve costs its latency, the core
+    /// overlaps its lines' latencies up to its fill buffers, and each line is issued when the ones before
+    /// it have taken their share of the step.
     pub fn step(&mut self, m: &mut Machine, now: u64) -> u64 {
         self.lines.clear();
         self.walk.next(&mut self.lines);
         match self.core {
+            // Each line is issued as a fill buffer frees: a step of misses spans microseconds, and its
+            // DRAM traffic is spread over them as the core issues it.
             Some(core) => {
-                let counters = m.mem.stats;
+                let mut spent = 0;
                 for &(line, op) in &self.lines {
-                    m.mem.cpu_access(core, line, op, now);
+                    let counters = m.mem.stats;
+                    m.mem.cpu_access(core, line, op, now + spent);
+                    spent += charge(&mut m.mem, counters, 1, m.cycle_ps, m.fill_buffers);
                 }
-                now + charge(&mut m.mem, counters, self.lines.len() as u64, m.cycle_ps, m.fill_buffers)
+                now + spent
             }
             None => {
                 let other = m.other_socket.as_mut().expect("checked: the profile has a second socket");
                 let (mut latency, mut arrival) = (0, now);
                 for &(line, op) in &self.lines {
-                    // Issued as a fill buffer frees: a step of misses spans several microseconds, and its
-                    // DRAM traffic is spread over them as the core issues it.
                     let at = now + latency / m.fill_buffers;
                     let (l, a) = other.access(&mut m.mem.dram, line, op == Op::Write, at);
                     latency += l;

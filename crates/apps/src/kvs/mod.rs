@@ -45,6 +45,14 @@ const RESPONSE_HEADERS: usize = 14 + 20 + 8;
 const MIN_FRAME: usize = 60;
 /// Cycles to fill the response headers: about 20 stores and the IPv4 header checksum.
 const HEADER_WORK: u32 = 30;
+/// Cycles per request of mica2's own software beyond what this model reports (its datagram server's
+/// request and response batches, the pipeline's bookkeeping, the table's version checks), calibrated once:
+/// MICA on one core of Ensō serves Ensō §7.3.3's 7.65 Mops with 8 B keys and values and 50 % GETs
+/// (experiments/enso-fig16.toml); `crates/sim/tests/calibration.rs` checks that it still does.
+pub const MICA_WORK: u32 = 244;
+/// Requests between the stages of the pipeline: mica2's default `stage_gap`
+/// (`src/mica/processor/partitions_impl/init.h`).
+const STAGE_GAP: usize = 2;
 
 /// The key-value server of one core.
 #[derive(Debug)]
@@ -56,7 +64,19 @@ pub struct Kvs {
     hot_wanted: usize,
     epoch: u64,
     hot: Option<HotItems>,
+    /// Each request of the burst in hand, as the pipeline's first stage found it.
+    prepared: Vec<Option<Prepared>>,
     stats: Stats,
+}
+
+/// A request parsed and hashed, its bucket prefetched: what the pipeline's later stages need of it.
+#[derive(Debug)]
+struct Prepared {
+    reply: Reply,
+    stamp: Option<Stamp>,
+    h: KeyHash,
+    /// The request's bytes in its packet (the UDP payload).
+    payload: std::ops::Range<usize>,
 }
 
 #[derive(Debug, Default)]
@@ -94,6 +114,7 @@ impl Kvs {
             hot_wanted,
             epoch,
             hot: None,
+            prepared: Vec::new(),
             stats: Stats::default(),
         };
         if preload > 0 {
@@ -115,6 +136,63 @@ impl Kvs {
                 self.part.put(p, &key, &client.value(k, 0), h);
             }
         }
+    }
+
+    /// The pipeline's first stage: parse the request in `pkt`, hash its key and prefetch its bucket; `None`
+    /// if it is no well-formed request.
+    fn prepare<P: Probe>(&self, p: &mut P, pkt: &mut Packet<'_>) -> Option<Prepared> {
+        let base = pkt.addr();
+        let v = flow::parse(p, pkt).ok()?;
+        let (reply, req, stamp) = request_of(&v)?;
+        p.touch(req.key.as_ptr() as usize - HEADER_LEN, HEADER_LEN + req.key.len() + req.value.len(), Access::Read);
+        let h = KeyHash::of(p, req.key);
+        self.part.prefetch_bucket(p, h);
+        let at = v.payload().as_ptr() as usize - base;
+        Some(Prepared { reply, stamp, h, payload: at..at + v.payload().len() })
+    }
+
+    /// The pipeline's last stage: serve the request `prep` found in `pkt` and queue the response.
+    fn respond<'c, P: Probe>(
+        &mut self,
+        p: &mut P,
+        core: &'c CoreCtx,
+        pkt: &Packet<'_>,
+        prep: &Prepared,
+        tx: &mut Vec<Packet<'c>>,
+    ) {
+        let Prepared { reply, stamp, h, ref payload } = *prep;
+        p.work(MICA_WORK);
+        let req = Request::parse(&pkt[payload.clone()]).expect("the request parsed in the first stage");
+        let Some(mut resp) = core.alloc_packet(p) else {
+            self.stats.no_buffer += 1;
+            return;
+        };
+        let head = response_head_len(stamp);
+        let len = match self.serve(p, &req, h) {
+            // The value is the packet's second segment (values too short to end a frame are answered by
+            // copy, see `bind_nicmem`).
+            Answer::ZeroCopy(z) => {
+                resp.set_len(head);
+                let len = write_response_head(&mut resp, &reply, Status::Hit, req.id, z.len(), z.sum(), stamp);
+                z.attach(&mut resp);
+                Some(len)
+            }
+            Answer::Inline(status, v) => {
+                let need = (head + v.len()).max(MIN_FRAME);
+                (need <= resp.capacity()).then(|| {
+                    resp.set_len(need);
+                    write_response(&mut resp, &reply, status, req.id, v, stamp)
+                })
+            }
+        };
+        let Some(len) = len else {
+            self.stats.oversize += 1;
+            return;
+        };
+        resp.set_len(len);
+        p.work(HEADER_WORK + len as u32 / 8);
+        p.touch(resp.addr(), len, Access::Write);
+        tx.push(resp);
     }
 
     /// Serve one request for key hash `h`.
@@ -251,45 +329,30 @@ impl App for Kvs {
         rx: &mut Vec<Packet<'c>>,
         tx: &mut Vec<Packet<'c>>,
     ) {
-        for mut pkt in rx.drain(..) {
-            let v = flow::parse(p, &mut pkt);
-            let Some((reply, req, stamp)) = v.as_ref().ok().and_then(request_of) else {
-                self.stats.malformed += 1;
-                continue;
-            };
-            p.touch(req.key.as_ptr() as usize - HEADER_LEN, HEADER_LEN + req.key.len() + req.value.len(), Access::Read);
-            let Some(mut resp) = core.alloc_packet(p) else {
-                self.stats.no_buffer += 1;
-                continue;
-            };
-            let h = KeyHash::of(p, req.key);
-            let head = response_head_len(stamp);
-            let len = match self.serve(p, &req, h) {
-                // The value is the packet's second segment (values too short to end a frame are answered
-                // by copy, see `bind_nicmem`).
-                Answer::ZeroCopy(z) => {
-                    resp.set_len(head);
-                    let len = write_response_head(&mut resp, &reply, Status::Hit, req.id, z.len(), z.sum(), stamp);
-                    z.attach(&mut resp);
-                    Some(len)
+        // mica2's pipeline (`src/mica/processor/partitions_impl/process.h`): a request is parsed and
+        // hashed and its bucket prefetched; `STAGE_GAP` requests later the items its tag points to are
+        // prefetched; as many again later it is served. The index's and the log's misses of several
+        // requests are in flight together.
+        let mut prepared = std::mem::take(&mut self.prepared);
+        prepared.clear();
+        let n = rx.len();
+        for i in 0..n + 2 * STAGE_GAP {
+            if let Some(pkt) = rx.get_mut(i) {
+                let prep = self.prepare(p, pkt);
+                prepared.push(prep);
+            }
+            if let Some(Some(prep)) = i.checked_sub(STAGE_GAP).and_then(|j| prepared.get(j)) {
+                self.part.prefetch_items(p, prep.h);
+            }
+            if let Some(j) = i.checked_sub(2 * STAGE_GAP).filter(|&j| j < n) {
+                match &prepared[j] {
+                    Some(prep) => self.respond(p, core, &rx[j], prep, tx),
+                    None => self.stats.malformed += 1,
                 }
-                Answer::Inline(status, v) => {
-                    let need = (head + v.len()).max(MIN_FRAME);
-                    (need <= resp.capacity()).then(|| {
-                        resp.set_len(need);
-                        write_response(&mut resp, &reply, status, req.id, v, stamp)
-                    })
-                }
-            };
-            let Some(len) = len else {
-                self.stats.oversize += 1;
-                continue;
-            };
-            resp.set_len(len);
-            p.work(HEADER_WORK + len as u32 / 8);
-            p.touch(resp.addr(), len, Access::Write);
-            tx.push(resp);
+            }
         }
+        rx.clear();
+        self.prepared = prepared;
     }
 
     fn bind_nicmem(&mut self, nicmem: Option<&Arc<NicMem>>) -> Result<(), AppError> {
@@ -398,6 +461,27 @@ mod tests {
             let resp = PacketView::new_checked(&resp[0][..]).unwrap();
             assert_eq!(*resp.five_tuple(), req.five_tuple().reversed());
         }
+    }
+
+    /// mica2's pipeline: every request's bucket is prefetched, and every stored item its tag points to
+    /// (two lines each), before any request is served.
+    #[test]
+    fn prefetches_each_requests_bucket_then_its_items() {
+        let cfg = ClientConfig { keys: 8, key_len: 8, value_len: 8, ..ClientConfig::default() };
+        let client = Client::new(cfg, 1).unwrap();
+        let core = TestCore::new();
+        let mut kvs = server(0, 1);
+        let gets: Vec<Vec<u8>> = (0..8).map(|k| client.frame(Op::Get, k, k)).collect();
+        let prefetched = |kvs: &mut Kvs| {
+            let p = &mut ifaces::probe::CountingProbe::default();
+            core.run_with(kvs, p, &gets);
+            p.prefetched
+        };
+        assert_eq!(prefetched(&mut kvs), 8, "an empty store: the buckets alone");
+        let puts: Vec<Vec<u8>> = (0..8).map(|k| client.frame(Op::Put, k, k)).collect();
+        core.run(&mut kvs, &puts);
+        // Eight buckets, and two lines for each item (the line it starts in and the next).
+        assert_eq!(prefetched(&mut kvs), 8 + 2 * 8);
     }
 
     #[test]

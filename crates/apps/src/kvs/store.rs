@@ -107,6 +107,27 @@ impl Partition {
         })
     }
 
+    /// Prefetch the key's bucket, a few requests before it is looked up (mica2's `LTable::prefetch_table`,
+    /// `src/mica/table/ltable_impl/prefetch.h`).
+    pub fn prefetch_bucket<P: Probe>(&self, p: &mut P, h: KeyHash) {
+        p.prefetch(std::ptr::from_ref(&self.index[self.bucket(h)]) as usize, size_of::<Bucket>());
+    }
+
+    /// Read the key's bucket (prefetched by [`Partition::prefetch_bucket`]) and prefetch the item of every
+    /// entry with the key's tag: its first line and the next, where MICA's header and key begin (mica2's
+    /// `LTable::prefetch_pool` and `CircularLog::prefetch_item`, `src/mica/pool/circular_log_impl`).
+    pub fn prefetch_items<P: Probe>(&self, p: &mut P, h: KeyHash) {
+        let bucket = &self.index[self.bucket(h)];
+        p.read(bucket);
+        p.work(SCAN_WORK);
+        let (base, len) = (self.log.as_ptr() as usize, self.log.len());
+        for &e in bucket.entries.iter().filter(|&&e| e != 0 && e >> 48 == h.tag()) {
+            let at = base + ((e & OFFSET_MASK) % len as u64) as usize;
+            let end = (at / 64 * 64 + 128).min(base + len);
+            p.prefetch(at, end - at);
+        }
+    }
+
     /// The value of `key`, if present (reports the value read too).
     pub fn get<P: Probe>(&self, p: &mut P, key: &[u8], h: KeyHash) -> Option<&[u8]> {
         let (b, w) = self.find(p, key, h)?;
