@@ -165,11 +165,13 @@ fn gen_config(p: &Params, rate: Rate, cores: usize, payload: &Payload) -> Result
     Ok(GenConfig { payload: payload.clone(), ..traffic(p)?.config(rate, Some(cores))? })
 }
 
-/// KVS requests if any `--kvs-*` option is given (unset ones take the client's defaults), steered to the
-/// partitions of a `cores`-core server, else the stamp alone; errors name the option.
+/// KVS requests for the `kvs` app or if any `--kvs-*` option is given (unset ones take the client's
+/// defaults), steered to the partitions of a `cores`-core server, else the stamp alone; errors name the
+/// option.
 fn payload(p: &Params, cores: usize) -> Result<Payload> {
     let given = (p.kvs_keys, p.kvs_zipf, p.kvs_get, p.kvs_key_len, p.kvs_value_len);
-    if given == (None, None, None, None, None) && (p.kvs_hot_keys, p.kvs_hot_share) == (None, None) {
+    let none = given == (None, None, None, None, None) && (p.kvs_hot_keys, p.kvs_hot_share) == (None, None);
+    if none && get(&p.app, "app")? != "kvs" {
         return Ok(Payload::Stamp);
     }
     let hot = match (p.kvs_hot_keys, p.kvs_hot_share) {
@@ -458,5 +460,15 @@ mod tests {
         write(2).unwrap();
         assert_ne!(before, id(&direct), "an edited profile is a new point");
         assert_ne!(id(&with_profile("r640-silver4216")), id(&with_profile("i9-9960x-enso")));
+    }
+
+    /// The `kvs` app is sent KVS requests without any `--kvs-*` option; another app only when one is given.
+    #[test]
+    fn the_kvs_app_gets_requests_and_other_apps_the_stamp() {
+        let app = |name: &str| Params { app: Some(name.into()), ..Params::default() }.resolved();
+        assert!(matches!(payload(&app("kvs"), 2).unwrap(), Payload::Kvs(c) if c.partitions == 2));
+        assert_eq!(payload(&app("echo"), 2).unwrap(), Payload::Stamp);
+        let echo_kvs = Params { kvs_get: Some(1.0), ..app("echo") };
+        assert!(matches!(payload(&echo_kvs, 2).unwrap(), Payload::Kvs(c) if c.get_ratio == 1.0));
     }
 }

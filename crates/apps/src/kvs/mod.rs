@@ -1,7 +1,9 @@
 //! `kvs`: a MICA-like key-value server (Lim et al., NSDI'14) as the papers run it (shRing §5.2, rxBisect
 //! §6.1, nicmem §6.6, Ensō §7.3.3): GET/PUT requests in UDP packets ([`traffic::kvs::proto`]), keys
 //! partitioned to cores by hash, each core serving its partition from a lossy index and circular log
-//! ([`store`]) with nothing shared, and each response built as a new packet. [`traffic::kvs::client`]
+//! ([`store`]) with nothing shared, and each response built as a new packet. A burst's requests go
+//! through mica2's pipeline: parsed and hashed with the bucket prefetched, then the items prefetched,
+//! then served, each stage [`STAGE_GAP`] requests behind the one before. [`traffic::kvs::client`]
 //! generates the matching requests.
 //!
 //! A request may end with the traffic generator's [`Stamp`] as a trailer (the last 16 bytes of its
@@ -52,7 +54,7 @@ const HEADER_WORK: u32 = 30;
 pub const MICA_WORK: u32 = 244;
 /// Requests between the stages of the pipeline: mica2's default `stage_gap`
 /// (`src/mica/processor/partitions_impl/init.h`).
-const STAGE_GAP: usize = 2;
+pub const STAGE_GAP: usize = 2;
 
 /// The key-value server of one core.
 #[derive(Debug)]
