@@ -5,12 +5,12 @@
 //! Run: `cargo bench -p apps --bench apps`; ns/packet = time per burst / 32.
 
 use apps::harness::{TestCore, frame};
-use apps::logmon::lines::{LineGen, packetize};
 use apps::{AnyApp, App, AppParams};
 use criterion::{BatchSize, Criterion, Throughput};
 use ifaces::NoProbe;
 use traffic::kvs::client::{Client, ClientConfig};
 use traffic::kvs::proto::Op;
+use traffic::logs::{LineGen, packetize};
 
 /// Packets per burst.
 const BURST: usize = 32;

@@ -333,7 +333,7 @@ pub struct Params {
     /// Seed of the traffic's random stream [default: 1].
     #[arg(long)]
     pub seed: Option<u64>,
-    /// KVS payload (for the kvs app, or any app given a --kvs-* option): number of distinct keys [default: 1M].
+    /// KVS payload (for the kvs app, or any app given a --kvs-* option; logmon is sent log lines, others the stamp): number of distinct keys [default: 1M].
     #[arg(long, value_parser = ifaces::ringsize::count::<u64>)]
     #[serde(default, deserialize_with = "count")]
     pub kvs_keys: Option<u64>,

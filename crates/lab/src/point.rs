@@ -166,13 +166,16 @@ fn gen_config(p: &Params, rate: Rate, cores: usize, payload: &Payload) -> Result
 }
 
 /// KVS requests for the `kvs` app or if any `--kvs-*` option is given (unset ones take the client's
-/// defaults), steered to the partitions of a `cores`-core server, else the stamp alone; errors name the
-/// option.
+/// defaults), steered to the partitions of a `cores`-core server; else log lines for the `logmon` app, and
+/// the stamp alone for any other; errors name the option.
 fn payload(p: &Params, cores: usize) -> Result<Payload> {
     let given = (p.kvs_keys, p.kvs_zipf, p.kvs_get, p.kvs_key_len, p.kvs_value_len);
-    let none = given == (None, None, None, None, None) && (p.kvs_hot_keys, p.kvs_hot_share) == (None, None);
-    if none && get(&p.app, "app")? != "kvs" {
-        return Ok(Payload::Stamp);
+    if given == (None, None, None, None, None) && (p.kvs_hot_keys, p.kvs_hot_share) == (None, None) {
+        match get(&p.app, "app")?.as_str() {
+            "kvs" => {}
+            "logmon" => return Ok(Payload::Logs(traffic::logs::LogConfig::default())),
+            _ => return Ok(Payload::Stamp),
+        }
     }
     let hot = match (p.kvs_hot_keys, p.kvs_hot_share) {
         (Some(keys), Some(share)) => Some(HotArea { keys, share }),
@@ -462,12 +465,14 @@ mod tests {
         assert_ne!(id(&with_profile("r640-silver4216")), id(&with_profile("i9-9960x-enso")));
     }
 
-    /// The `kvs` app is sent KVS requests without any `--kvs-*` option; another app only when one is given.
+    /// The `kvs` app is sent KVS requests without any `--kvs-*` option, another app only when one is given;
+    /// `logmon` is sent log lines.
     #[test]
-    fn the_kvs_app_gets_requests_and_other_apps_the_stamp() {
+    fn the_kvs_app_gets_requests_logmon_lines_and_other_apps_the_stamp() {
         let app = |name: &str| Params { app: Some(name.into()), ..Params::default() }.resolved();
         assert!(matches!(payload(&app("kvs"), 2).unwrap(), Payload::Kvs(c) if c.partitions == 2));
         assert_eq!(payload(&app("echo"), 2).unwrap(), Payload::Stamp);
+        assert_eq!(payload(&app("logmon"), 2).unwrap(), Payload::Logs(traffic::logs::LogConfig::default()));
         let echo_kvs = Params { kvs_get: Some(1.0), ..app("echo") };
         assert!(matches!(payload(&echo_kvs, 2).unwrap(), Payload::Kvs(c) if c.get_ratio == 1.0));
     }

@@ -3,6 +3,7 @@
 use crate::flows::{IpVersion, Popularity};
 use crate::kvs::client::ClientConfig;
 use crate::kvs::proto::HEADER_LEN;
+use crate::logs::LogConfig;
 use crate::rate::{Burst, Train};
 use crate::sizes::{SizeDist, SizeSpec};
 use crate::steer::Steering;
@@ -38,6 +39,10 @@ pub enum Payload {
     /// One key-value request ([`crate::kvs`]) followed by the stamp as a trailer (the last 16 bytes of the
     /// L4 payload); each frame is as long as its request needs (at least 64 B) and `size` is unused.
     Kvs(ClientConfig),
+    /// Syslog lines ([`crate::logs`]) for the `logmon` app: as many whole lines as fit a frame of a size
+    /// drawn from [`GenConfig::size`], then the stamp as a trailer; each frame is as long as its lines need,
+    /// at most that size.
+    Logs(LogConfig),
 }
 
 /// A change of load partway through a stream with [`Steering::Target`]: shRing §5.3 (Figure 13) runs
@@ -119,7 +124,8 @@ impl GenConfig {
     /// Mean frame length (FCS included): of the size distribution, or of the KVS requests' frames.
     pub fn mean_frame_len(&self) -> Result<f64, GenError> {
         match &self.payload {
-            Payload::Stamp => Ok(SizeDist::from_spec(&self.size)?.mean()),
+            // An upper bound for log lines, whose frames stop short of the size by part of a line.
+            Payload::Stamp | Payload::Logs(_) => Ok(SizeDist::from_spec(&self.size)?.mean()),
             Payload::Kvs(c) => {
                 let headers = 14 + if self.ip == IpVersion::V6 { 40 } else { 20 } + self.proto.header_len();
                 let len = |value: usize| body_frame_len(headers, HEADER_LEN + c.key_len + value) as f64;
@@ -170,8 +176,10 @@ impl GenConfig {
                 ));
             }
         }
-        if let Payload::Kvs(c) = &self.payload {
-            c.check()?;
+        match &self.payload {
+            Payload::Kvs(c) => c.check()?,
+            Payload::Logs(c) => c.check()?,
+            Payload::Stamp => {}
         }
         wire::IndirectionTable::check_entries(self.reta)?;
         self.steering.validate(self.flows, self.reta)
@@ -235,6 +243,9 @@ mod tests {
         let kvs = parse("payload = { kvs = { keys = 10, zipf = 0.99 } }").unwrap().payload;
         assert_eq!(kvs, Payload::Kvs(ClientConfig { keys: 10, zipf: Some(0.99), ..ClientConfig::default() }));
         assert_eq!(parse(r#"payload = "stamp""#).unwrap().payload, Payload::Stamp);
+        let logs = parse("payload = { logs = { attack_share = 0.2 } }").unwrap().payload;
+        assert_eq!(logs, Payload::Logs(LogConfig { attack_share: 0.2 }));
+        assert!(parse("payload = { logs = { attack_share = 2.0 } }").unwrap().validate().is_err());
         assert!(parse("payload = { kvs = { key = 3 } }").unwrap_err().contains("unknown field"));
     }
 

@@ -11,6 +11,7 @@ use crate::config::{GenConfig, GenError, LoadSwitch, Payload};
 use crate::flows::{FlowInfo, FlowSet, Picker};
 use crate::kvs::client::Client;
 use crate::kvs::proto::HEADER_LEN;
+use crate::logs::LinePacker;
 use crate::rate::Pacer;
 use crate::sizes::{SizeDist, SizeSpec};
 use crate::steer::Steering;
@@ -80,6 +81,8 @@ pub struct Generator {
     max_len: usize,
     /// The request source of a KVS payload ([`Payload::Kvs`]).
     kvs: Option<Client>,
+    /// The lines of a log payload ([`Payload::Logs`]).
+    logs: Option<LinePacker>,
     /// For a KVS payload with several partitions: the flows RSS steers to each partition's core.
     by_partition: Vec<Vec<u32>>,
     /// The load switch still to come ([`LoadSwitch`]).
@@ -122,8 +125,12 @@ impl Generator {
             })
             .collect();
         let kvs = match &cfg.payload {
-            Payload::Stamp => None,
+            Payload::Stamp | Payload::Logs(_) => None,
             Payload::Kvs(c) => Some(Client::new(c.clone(), rng.random()).map_err(GenError::Config)?),
+        };
+        let logs = match &cfg.payload {
+            Payload::Logs(c) => Some(LinePacker::new(c, rng.random())),
+            _ => None,
         };
         let by_partition = match &cfg.payload {
             Payload::Kvs(c) if c.partitions > 1 => flows_by_queue(&chosen.flows, c.partitions, cfg.reta)?,
@@ -137,8 +144,20 @@ impl Generator {
             })
             .transpose()?;
         let max_len = match &cfg.payload {
-            Payload::Stamp => {
+            Payload::Stamp | Payload::Logs(_) => {
                 let dists = groups.iter().map(|g| &g.sizes).chain(switch.as_ref().and_then(|w| w.sizes.as_ref()));
+                if let Some(p) = &logs {
+                    let header = chosen.flows.iter().map(|f| min_frame_len(&f.tuple)).max().unwrap_or(0);
+                    let need = header + p.longest();
+                    let smallest = dists.clone().map(SizeDist::min).min().unwrap_or(MAX_FRAME);
+                    if smallest < need {
+                        return Err(GenError::Config(format!(
+                            "{smallest} B frames cannot carry a log line of up to {} B with the headers and the \
+                             16 B stamp: use frames of at least {need} B",
+                            p.longest()
+                        )));
+                    }
+                }
                 Self::sized_max_len(cfg, &chosen.flows, dists)?
             }
             Payload::Kvs(c) => {
@@ -164,6 +183,7 @@ impl Generator {
             seq: 0,
             max_len,
             kvs,
+            logs,
             by_partition,
             switch,
             last_ns: 0,
@@ -244,9 +264,21 @@ impl Generator {
         let (ts_ns, len) = match &mut self.kvs {
             None => {
                 let frame_len = g.sizes.sample(&mut self.rng);
-                let ts_ns = self.pacer.next(frame_len);
+                let template = self.template(flow);
+                let (ts_ns, len) = match &mut self.logs {
+                    None => {
+                        let ts_ns = self.pacer.next(frame_len);
+                        (ts_ns, template.write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf))
+                    }
+                    Some(lines) => {
+                        let room = frame_len - FCS_LEN - template.header_len() - STAMP_LEN;
+                        let body = lines.fill(&mut self.rng, room);
+                        let ts_ns = self.pacer.next(template.body_frame_len(body.len()));
+                        (ts_ns, template.write_body(body, Stamp { seq, tx_ns: ts_ns }, buf))
+                    }
+                };
                 self.last_ns = ts_ns;
-                (ts_ns, self.template(flow).write(frame_len, Stamp { seq, tx_ns: ts_ns }, buf))
+                (ts_ns, len)
             }
             Some(client) => {
                 let (op, k, id) = client.next_op();
@@ -272,8 +304,8 @@ impl Generator {
     /// If `frame` was made for a generator with a smaller [`Generator::max_len`].
     #[inline]
     pub fn next_frame(&mut self, frame: &mut FrameBuf) -> PacketMeta {
-        let meta = match self.kvs {
-            None => {
+        let meta = match (&self.kvs, &self.logs) {
+            (None, None) => {
                 let (g, flow) = self.next_flow();
                 let g = &self.groups[g];
                 let seq = self.seq;
@@ -289,7 +321,7 @@ impl Generator {
                 frame.zero_from = if frame.zero_from > len { frame.zero_from.max(written) } else { written };
                 PacketMeta { ts_ns, len, flow, seq }
             }
-            Some(_) => {
+            _ => {
                 let meta = self.next_packet(&mut frame.bytes);
                 frame.zero_from = frame.zero_from.max(meta.len);
                 meta

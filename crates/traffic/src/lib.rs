@@ -4,9 +4,11 @@
 //!   [`link`] normalises other link types to Ethernet.
 //! - [`Generator`]: seeded synthetic traffic from a [`GenConfig`]: sizes ([`sizes`]), flows, their
 //!   popularity and order ([`flows`]), rate and bursts ([`rate`], [`units`]) and RSS steering ([`steer`]).
-//!   Every packet carries a [`wire::Stamp`] (after a key-value request with [`Payload::Kvs`]); [`template`]
+//!   Every packet carries a [`wire::Stamp`] (after a key-value request with [`Payload::Kvs`], after log
+//!   lines with [`Payload::Logs`]); [`template`]
 //!   makes each one a copy and a few patched fields.
 //! - [`kvs`]: key-value requests (wire format and client) for the `kvs` app and KVS payloads.
+//! - [`logs`]: syslog lines for the `logmon` app and log payloads.
 //! - [`inspect`](mod@inspect): the summary `rxlab trace inspect` prints, including how RSS spreads a trace over N
 //!   queues (rxBisect §3.3, Figure 4).
 //!
@@ -22,6 +24,7 @@ pub mod hash;
 pub mod inspect;
 pub mod kvs;
 pub mod link;
+pub mod logs;
 pub mod rate;
 pub mod sizes;
 mod source;

@@ -313,6 +313,35 @@ fn kvs_payload_carries_a_request_and_a_stamp_trailer() {
     assert!(err.contains("more than 1518"), "{err}");
 }
 
+/// Each log frame carries whole lines, as many as fit its drawn size, then the stamp.
+#[test]
+fn log_payload_carries_whole_lines_and_a_stamp_trailer() {
+    let c = GenConfig {
+        size: SizeSpec::Fixed(1518),
+        payload: Payload::Logs(traffic::logs::LogConfig { attack_share: 0.5 }),
+        ..cfg()
+    };
+    let a = Generator::new(&c).unwrap().packets(300);
+    assert_eq!(a, Generator::new(&c).unwrap().packets(300), "same seed, same bytes");
+    let mut lines = 0;
+    for (i, p) in a.iter().enumerate() {
+        let v = PacketView::new_checked(&p.data[..]).unwrap();
+        assert!(wire::rewrite::checksums_valid(&v));
+        let (text, trailer) = v.payload().split_at(v.payload().len() - 16);
+        let stamp = Stamp::read(trailer).unwrap();
+        assert_eq!((stamp.seq, stamp.tx_ns), (i as u64, p.ts_ns));
+        let text = std::str::from_utf8(text).unwrap();
+        assert!(text.ends_with('\n') && text.lines().all(|l| l.starts_with("<38>")), "{text}");
+        lines += text.lines().count();
+        // At most a frame of 1518 B, and no line's room left over.
+        assert!(p.data.len() + 4 <= 1518 && p.data.len() + 4 > 1518 - 200, "{}", p.data.len());
+    }
+    assert!(lines > 300 * 8, "{lines}");
+    let small = GenConfig { size: SizeSpec::Fixed(128), ..c };
+    let err = Generator::new(&small).unwrap_err().to_string();
+    assert!(err.contains("cannot carry a log line"), "{err}");
+}
+
 /// MICA §4.1: each request reaches the core of its key's partition, whatever flow it travels on.
 #[test]
 fn kvs_requests_are_steered_to_their_partitions_core() {
@@ -340,12 +369,12 @@ proptest! {
     /// [`FrameBuf::head`] is the frame up to where only zeros follow, and [`FrameBuf::put`] makes the
     /// frame again from it.
     #[test]
-    fn reused_frame_buffer_holds_the_same_bytes(seed: u64, tcp: bool, v6: bool, size in 0usize..5, kvs: bool) {
+    fn reused_frame_buffer_holds_the_same_bytes(seed: u64, tcp: bool, v6: bool, size in 0usize..5, payload in 0usize..3) {
         let size = [SizeSpec::Imix, SizeSpec::Dc, SizeSpec::Fixed(1518), SizeSpec::Fixed(128), SizeSpec::Fixed(100)][size].clone();
-        let payload = if kvs {
-            Payload::Kvs(ClientConfig { keys: 100, get_ratio: 0.5, value_len: 300, ..ClientConfig::default() })
-        } else {
-            Payload::Stamp
+        let payload = match payload {
+            0 => Payload::Stamp,
+            1 => Payload::Kvs(ClientConfig { keys: 100, get_ratio: 0.5, value_len: 300, ..ClientConfig::default() }),
+            _ => Payload::Logs(traffic::logs::LogConfig::default()),
         };
         let c = GenConfig {
             seed,

@@ -1,14 +1,14 @@
 //! `logmon`: a log monitor in the style of AWS CloudWatch Logs as Ensō §7.3.4 runs it: log lines arrive
 //! in UDP payloads as a byte stream per flow, lines may be split across packets, and a set of regular
 //! expressions from Fail2ban's filters is matched against every line in streaming mode ([`matcher`]).
-//! Matches are counted per pattern; the packets are consumed.
+//! Matches are counted per pattern; the packets are consumed. A payload that ends in the traffic
+//! generator's stamp (`traffic::Payload::Logs`, whole lines a frame) is matched without it.
 //!
 //! Parameters: `patterns=FILE` (lines `name regex`; default: the shipped `fail2ban.txt`), `target=NAME`
 //! only the patterns whose name starts with NAME (e.g. `sshd`, as Ensō's per-application targets;
 //! default all), `flows=N` flows tracked per core (default 64K; packets of further flows are matched
 //! statelessly and lines split across their packets are missed).
 
-pub mod lines;
 pub mod matcher;
 
 use crate::params::Reader;
@@ -17,7 +17,8 @@ use ifaces::probe::Access;
 use ifaces::{CoreCtx, Metrics, Packet, Probe};
 use matcher::{Matcher, Stream};
 use rustc_hash::FxHashMap;
-use wire::FiveTuple;
+use wire::stamp::STAMP_LEN;
+use wire::{FiveTuple, Stamp};
 
 /// The shipped pattern set.
 pub const FAIL2BAN: &str = include_str!("fail2ban.txt");
@@ -91,8 +92,14 @@ impl App for LogMon {
                 *untracked += 1;
             }
             p.write(stream);
-            p.touch(addr + v.payload_offset(), v.payload().len(), Access::Read);
-            stream.feed(p, matcher, v.payload(), |set| {
+            // Generated log frames end in the traffic generator's stamp (`traffic::Payload::Logs`), which
+            // is no part of the log.
+            let text = match v.payload().len().checked_sub(STAMP_LEN) {
+                Some(at) if Stamp::read(&v.payload()[at..]).is_some() => &v.payload()[..at],
+                _ => v.payload(),
+            };
+            p.touch(addr + v.payload_offset(), text.len(), Access::Read);
+            stream.feed(p, matcher, text, |set| {
                 *lines += 1;
                 *matched_lines += u64::from(set != 0);
                 let mut s = set;
@@ -126,7 +133,7 @@ mod tests {
     use crate::harness::TestCore;
     use crate::params::AppParams;
     use ifaces::NoProbe;
-    use lines::{LineGen, packetize};
+    use traffic::logs::{LineGen, packetize};
 
     /// Per-line match sets from the `regex` crate, matching each whole line separately.
     fn reference(patterns: &[(String, String)], text: &str) -> Vec<u64> {
@@ -193,5 +200,35 @@ mod tests {
         let sshd = LogMon::new(AppParams::new().with("target", "sshd").reader("logmon")).unwrap();
         assert!(sshd.matches().all(|(n, _)| n.starts_with("sshd")) && sshd.matches().count() == 4);
         assert!(LogMon::new(AppParams::new().with("target", "nothing").reader("logmon")).is_err());
+    }
+
+    /// The traffic generator's log frames (whole lines, then its stamp): every line is counted once and the
+    /// stamp is matched as no part of any.
+    #[test]
+    fn generated_log_frames_are_matched_without_their_stamp() {
+        let c = traffic::GenConfig {
+            flows: 4,
+            size: traffic::SizeSpec::Fixed(1518),
+            payload: traffic::Payload::Logs(traffic::logs::LogConfig { attack_share: 0.3 }),
+            ..traffic::GenConfig::default()
+        };
+        let frames: Vec<Vec<u8>> =
+            traffic::Generator::new(&c).unwrap().packets(64).into_iter().map(|p| p.data).collect();
+        let sent: usize = frames
+            .iter()
+            .map(|f| {
+                let v = wire::PacketView::new_checked(&f[..]).unwrap();
+                let text = &v.payload()[..v.payload().len() - STAMP_LEN];
+                text.iter().filter(|&&b| b == b'\n').count()
+            })
+            .sum();
+        let core = TestCore::new();
+        let mut app = LogMon::new(AppParams::new().reader("logmon")).unwrap();
+        for burst in frames.chunks(32) {
+            core.run(&mut app, burst);
+        }
+        let m = app.metrics();
+        assert_eq!(m["lines"], sent as f64);
+        assert!(m["matched_lines"] > sent as f64 * 0.2, "{} of {sent}", m["matched_lines"]);
     }
 }

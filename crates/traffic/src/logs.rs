@@ -1,10 +1,13 @@
-//! A generator of syslog-like lines (RFC 3164 style: `<pri>Mmm dd hh:mm:ss host prog[pid]: message`),
-//! mostly benign with a configurable share of the attack lines the shipped patterns look for, and a
-//! packetizer that cuts the byte stream into UDP frames without regard for line boundaries, as a log
+//! Log lines as payload: a generator of syslog-like lines (RFC 3164 style: `<pri>Mmm dd hh:mm:ss host
+//! prog[pid]: message`), mostly benign with a configurable share of the attack lines that Fail2ban's filters
+//! look for, as the `logmon` app's traffic (Ensō §7.3.4 feeds its log monitor "MTU-sized packets, carrying
+//! system logs"). [`LogConfig`] packs whole lines into each generated frame ([`crate::Payload::Logs`]);
+//! [`packetize`] instead cuts one byte stream into frames without regard for line boundaries, as a log
 //! shipper streaming over a pipe does.
 
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use serde::Deserialize;
 use wire::{FiveTuple, FrameSpec, build_frame};
 
 /// Benign message templates (`{ip}`, `{user}`, `{pid}`, `{n}` are filled in).
@@ -70,6 +73,70 @@ impl LineGen {
     /// `n` lines concatenated.
     pub fn text(&mut self, n: usize) -> String {
         (0..n).map(|_| self.line()).collect()
+    }
+}
+
+/// Log lines as a generated payload ([`crate::Payload::Logs`]): `payload = { logs = { attack_share = 0.01
+/// } }`.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// Share of the lines that are attacks, 0..=1. A choice, 1 % by default: Ensō's logs were "extracted
+    /// from long-running Linux hosts" and §7.3.4 gives no share.
+    pub attack_share: f64,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig { attack_share: 0.01 }
+    }
+}
+
+impl LogConfig {
+    /// Check the share.
+    pub fn check(&self) -> Result<(), String> {
+        if (0.0..=1.0).contains(&self.attack_share) {
+            Ok(())
+        } else {
+            Err(format!("the share of attack lines must be within 0..=1, got {}", self.attack_share))
+        }
+    }
+}
+
+/// Lines made once (a pool of [`POOL_LINES`] from [`LineGen`]) and drawn at random, as many whole lines as
+/// fit each frame.
+#[derive(Debug, Clone)]
+pub struct LinePacker {
+    pool: Vec<String>,
+    body: Vec<u8>,
+}
+
+/// Lines in a [`LinePacker`]'s pool.
+pub const POOL_LINES: usize = 4096;
+
+impl LinePacker {
+    /// The pool of `cfg`'s lines, made from `seed`.
+    pub fn new(cfg: &LogConfig, seed: u64) -> LinePacker {
+        let mut g = LineGen::new(seed, cfg.attack_share);
+        LinePacker { pool: (0..POOL_LINES).map(|_| g.line()).collect(), body: Vec::new() }
+    }
+
+    /// Bytes of the longest line, `\n` included: a frame must have room for it.
+    pub fn longest(&self) -> usize {
+        self.pool.iter().map(String::len).max().unwrap_or(0)
+    }
+
+    /// Whole lines drawn with `rng` until the next would not fit in `room` bytes (at least one; `room` must
+    /// hold [`LinePacker::longest`]).
+    pub fn fill(&mut self, rng: &mut Xoshiro256PlusPlus, room: usize) -> &[u8] {
+        self.body.clear();
+        loop {
+            let line = &self.pool[rng.random_range(..self.pool.len())];
+            if !self.body.is_empty() && self.body.len() + line.len() > room {
+                return &self.body;
+            }
+            self.body.extend_from_slice(line.as_bytes());
+        }
     }
 }
 
