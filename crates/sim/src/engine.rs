@@ -60,6 +60,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use traffic::{FrameBuf, GenConfig, Generator};
 use wire::frame::{FCS_LEN, wire_bits};
+use wire::stamp::STAMP_LEN;
 use wire::{FiveTuple, IndirectionTable, PacketView, QueueId, Stamp};
 
 /// Longest a sleeping core goes without polling, ps (10 µs): bounds the idle time of designs whose
@@ -696,7 +697,7 @@ pub fn run_design<D: Design, A: App>(
                 let mut probe = SimProbe::new(&mut m, Agent::Core(i as u16), t, &cell);
                 let n = drivers[i].rx_burst(&mut probe, ctx, &mut st.rx, iface.burst);
                 for pkt in &st.rx {
-                    let seq = Stamp::in_frame(pkt, Some(stamp_off)).map_or(u64::MAX, |s| s.seq);
+                    let seq = stamp_of(pkt, stamp_off).map_or(u64::MAX, |s| s.seq);
                     check.delivered(seq);
                     stages.mark(seq, Point::Taken, t);
                 }
@@ -713,9 +714,7 @@ pub fn run_design<D: Design, A: App>(
                     // packets before the core's virtual time reaches them.
                     let step = probe.finish();
                     st.tx_seqs.clear();
-                    st.tx_seqs.extend(
-                        st.tx.iter().map(|pkt| Stamp::in_frame(pkt, Some(stamp_off)).map_or(u64::MAX, |s| s.seq)),
-                    );
+                    st.tx_seqs.extend(st.tx.iter().map(|pkt| stamp_of(pkt, stamp_off).map_or(u64::MAX, |s| s.seq)));
                     for &seq in &st.tx_seqs {
                         stages.mark(seq, Point::Handed, step.end);
                     }
@@ -1074,6 +1073,21 @@ fn phase_name(p: Phase) -> &'static str {
         Phase::PoolRefill => "pool_refill",
         Phase::PoolFlush => "pool_flush",
     }
+}
+
+/// The stamp of a packet a core holds: in its first segment, else as the trailer of the two segments
+/// together (a split design leaves the payload's end, where a trailing stamp lies, in NIC memory, and
+/// the split may fall inside the stamp).
+fn stamp_of(pkt: &ifaces::Packet<'_>, stamp_off: usize) -> Option<Stamp> {
+    Stamp::in_frame(pkt, Some(stamp_off)).or_else(|| {
+        let tail = pkt.tail()?;
+        let from_tail = tail.len().min(STAMP_LEN);
+        let from_head = STAMP_LEN - from_tail;
+        let mut last = [0u8; STAMP_LEN];
+        last[..from_head].copy_from_slice(pkt.get(pkt.len().checked_sub(from_head)?..)?);
+        last[from_head..].copy_from_slice(&tail[tail.len() - from_tail..]);
+        Stamp::read(&last)
+    })
 }
 
 #[cfg(test)]

@@ -552,3 +552,23 @@ fn a_settling_run_opens_its_window_once_steady() {
     horizon.noise_horizon_ps = Some(50_000_000_000_000);
     assert!(matches!(run(&horizon), Err(SimError::Config { option: "settle", .. })));
 }
+
+/// On a split design the end of a request or of a run of log lines, with the stamp behind it, lies in NIC
+/// memory, and a GET's stamp straddles the split (64 B): `kvs` answers every request, `logmon` reads
+/// every line, and the engine finds every stamp (its no-duplicate check would fail on one it missed).
+#[test]
+fn kvs_and_logmon_read_what_a_split_design_leaves_in_nic_memory() {
+    let mut kvs = config(1, 1.0, 64, 200);
+    kvs.design = "nicmem-split".into();
+    kvs.app = "kvs".into();
+    kvs.traffic.payload = traffic::Payload::Kvs(traffic::kvs::client::ClientConfig::default());
+    let r = run(&kvs).unwrap();
+    assert_eq!(r.accounting.sent, r.accounting.offered, "{r}");
+    let mut logmon = config(1, 1.0, 1518, 200);
+    logmon.design = "nicmem-split".into();
+    logmon.app = "logmon".into();
+    logmon.traffic.payload = traffic::Payload::Logs(traffic::logs::LogConfig::default());
+    let r = run(&logmon).unwrap();
+    let lines = r.app_metrics["lines"];
+    assert!(r.accounting.delivered > 10 && lines > 10.0 * r.accounting.delivered as f64, "{lines} lines, {r}");
+}

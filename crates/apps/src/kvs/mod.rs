@@ -77,8 +77,8 @@ struct Prepared {
     reply: Reply,
     stamp: Option<Stamp>,
     h: KeyHash,
-    /// The request's bytes in its packet (the UDP payload).
-    payload: std::ops::Range<usize>,
+    /// The request's bytes.
+    bytes: Bytes,
 }
 
 #[derive(Debug, Default)]
@@ -143,14 +143,25 @@ impl Kvs {
     /// The pipeline's first stage: parse the request in `pkt`, hash its key and prefetch its bucket; `None`
     /// if it is no well-formed request.
     fn prepare<P: Probe>(&self, p: &mut P, pkt: &mut Packet<'_>) -> Option<Prepared> {
-        let base = pkt.addr();
         let v = flow::parse(p, pkt).ok()?;
-        let (reply, req, stamp) = request_of(&v)?;
-        p.touch(req.key.as_ptr() as usize - HEADER_LEN, HEADER_LEN + req.key.len() + req.value.len(), Access::Read);
+        let reply = reply_to(&v)?;
+        let range = v.payload_offset()..v.payload_offset() + v.payload().len();
+        let bytes = match (pkt.tail_addr(), pkt.tail()) {
+            (Some(addr), Some(tail)) => {
+                p.touch(pkt.addr() + range.start, range.len(), Access::Read);
+                p.touch(addr, tail.len(), Access::Read);
+                Bytes::Joined([&pkt[range], tail].concat())
+            }
+            _ => Bytes::InPacket(range),
+        };
+        let (req, stamp) = request_in(bytes.of(pkt))?;
+        if let Bytes::InPacket(_) = bytes {
+            let at = req.key.as_ptr() as usize - HEADER_LEN;
+            p.touch(at, HEADER_LEN + req.key.len() + req.value.len(), Access::Read);
+        }
         let h = KeyHash::of(p, req.key);
         self.part.prefetch_bucket(p, h);
-        let at = v.payload().as_ptr() as usize - base;
-        Some(Prepared { reply, stamp, h, payload: at..at + v.payload().len() })
+        Some(Prepared { reply, stamp, h, bytes })
     }
 
     /// The pipeline's last stage: serve the request `prep` found in `pkt` and queue the response.
@@ -162,9 +173,9 @@ impl Kvs {
         prep: &Prepared,
         tx: &mut Vec<Packet<'c>>,
     ) {
-        let Prepared { reply, stamp, h, ref payload } = *prep;
+        let Prepared { reply, stamp, h, ref bytes } = *prep;
         p.work(MICA_WORK);
-        let req = Request::parse(&pkt[payload.clone()]).expect("the request parsed in the first stage");
+        let req = Request::parse(bytes.of(pkt)).expect("the request parsed in the first stage");
         let Some(mut resp) = core.alloc_packet(p) else {
             self.stats.no_buffer += 1;
             return;
@@ -308,19 +319,40 @@ fn write_response(out: &mut [u8], to: &Reply, status: Status, id: u64, value: &[
     len.max(MIN_FRAME)
 }
 
-/// The request in a parsed frame, the addresses to answer it from and to, and its trailing stamp if any;
-/// `None` unless it is a well-formed request over UDP/IPv4.
-fn request_of<'v>(v: &'v PacketView<&mut [u8]>) -> Option<(Reply, Request<'v>, Option<Stamp>)> {
+/// The addresses to answer a parsed frame from and to; `None` unless it is UDP/IPv4.
+fn reply_to(v: &PacketView<&mut [u8]>) -> Option<Reply> {
     let t = v.five_tuple();
     let (IpAddr::V4(src), IpAddr::V4(dst), 17) = (t.src, t.dst, t.proto) else { return None };
     let mut mac = [0u8; 12];
     mac.copy_from_slice(&v.frame()[..12]);
     // Answer from the address the request was sent to, to its sender.
-    let reply = Reply { mac, src: dst.octets(), dst: src.octets(), sport: t.dst_port, dport: t.src_port };
-    let payload = v.payload();
+    Some(Reply { mac, src: dst.octets(), dst: src.octets(), sport: t.dst_port, dport: t.src_port })
+}
+
+/// The request in a UDP payload and its trailing stamp if any; `None` unless it is a well-formed request.
+fn request_in(payload: &[u8]) -> Option<(Request<'_>, Option<Stamp>)> {
     let req = Request::parse(payload)?;
     let trailer = payload.len().checked_sub(STAMP_LEN).filter(|&at| at >= HEADER_LEN + req.key.len() + req.value.len());
-    Some((reply, req, trailer.and_then(|at| Stamp::read(&payload[at..]))))
+    Some((req, trailer.and_then(|at| Stamp::read(&payload[at..]))))
+}
+
+/// Where a prepared request's bytes are.
+#[derive(Debug)]
+enum Bytes {
+    /// The UDP payload, in the packet's first segment.
+    InPacket(std::ops::Range<usize>),
+    /// The first segment's payload and the second segment joined: a split design left the rest of the
+    /// request in NIC memory.
+    Joined(Vec<u8>),
+}
+
+impl Bytes {
+    fn of<'a>(&'a self, pkt: &'a Packet<'_>) -> &'a [u8] {
+        match self {
+            Bytes::InPacket(r) => &pkt[r.clone()],
+            Bytes::Joined(v) => v,
+        }
+    }
 }
 
 impl App for Kvs {

@@ -79,7 +79,6 @@ impl App for LogMon {
     fn process<'c, P: Probe>(&mut self, p: &mut P, _: &'c CoreCtx, rx: &mut Vec<Packet<'c>>, _: &mut Vec<Packet<'c>>) {
         let LogMon { matcher, flows, max_flows, counts, lines, matched_lines, malformed, untracked } = self;
         for mut pkt in rx.drain(..) {
-            let addr = pkt.addr();
             let Ok(v) = flow::parse(p, &mut pkt) else {
                 *malformed += 1;
                 continue;
@@ -92,22 +91,30 @@ impl App for LogMon {
                 *untracked += 1;
             }
             p.write(stream);
-            // Generated log frames end in the traffic generator's stamp (`traffic::Payload::Logs`), which
-            // is no part of the log.
-            let text = match v.payload().len().checked_sub(STAMP_LEN) {
-                Some(at) if Stamp::read(&v.payload()[at..]).is_some() => &v.payload()[..at],
-                _ => v.payload(),
-            };
-            p.touch(addr + v.payload_offset(), text.len(), Access::Read);
-            stream.feed(p, matcher, text, |set| {
-                *lines += 1;
-                *matched_lines += u64::from(set != 0);
-                let mut s = set;
-                while s != 0 {
-                    counts[s.trailing_zeros() as usize] += 1;
-                    s &= s - 1;
-                }
-            });
+            let payload = v.payload_offset()..v.payload_offset() + v.payload().len();
+            // The text: the payload in the first segment, then the second segment where a split design
+            // left the rest in NIC memory; a generated log frame's stamp at its end is no part of it
+            // (`traffic::Payload::Logs`).
+            let head = (pkt.addr() + payload.start, &pkt[payload]);
+            let mut pieces = [head, (pkt.tail_addr().unwrap_or(0), pkt.tail().unwrap_or(&[]))];
+            let last = if pieces[1].1.is_empty() { 0 } else { 1 };
+            if let Some(at) = pieces[last].1.len().checked_sub(STAMP_LEN)
+                && Stamp::read(&pieces[last].1[at..]).is_some()
+            {
+                pieces[last].1 = &pieces[last].1[..at];
+            }
+            for (addr, text) in pieces.into_iter().filter(|(_, t)| !t.is_empty()) {
+                p.touch(addr, text.len(), Access::Read);
+                stream.feed(p, matcher, text, |set| {
+                    *lines += 1;
+                    *matched_lines += u64::from(set != 0);
+                    let mut s = set;
+                    while s != 0 {
+                        counts[s.trailing_zeros() as usize] += 1;
+                        s &= s - 1;
+                    }
+                });
+            }
         }
     }
 
