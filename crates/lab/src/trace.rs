@@ -40,6 +40,10 @@ pub struct GenArgs {
     /// Nanosecond timestamps instead of microseconds.
     #[arg(long)]
     nanos: bool,
+    /// Payloads of syslog lines, as many whole lines as fit each frame with this share of them attacks
+    /// (`logmon`'s traffic, `crates/traffic/src/logs.rs`), instead of the stamp in a zeroed payload.
+    #[arg(long, value_name = "ATTACK_SHARE")]
+    log_lines: Option<f64>,
     /// Output file; written to a temporary file and renamed when complete.
     #[arg(short, long)]
     output: PathBuf,
@@ -73,7 +77,11 @@ pub fn run(cmd: TraceCommand) -> Result<()> {
 }
 
 fn generate(a: GenArgs) -> Result<()> {
-    let cfg = a.traffic.config(flag("rate", a.rate.parse::<Rate>())?, None)?;
+    let mut cfg = a.traffic.config(flag("rate", a.rate.parse::<Rate>())?, None)?;
+    if let Some(attack_share) = a.log_lines {
+        cfg.payload = traffic::Payload::Logs(traffic::logs::LogConfig { attack_share });
+        flag("log-lines", cfg.validate().map_err(|e| e.to_string()))?;
+    }
     let stop = match (&a.duration, a.count) {
         (Some(d), _) => Stop::Duration(flag("duration", parse_duration_ns(d))?),
         (None, n) => Stop::Count(n.unwrap_or(1000)),

@@ -204,3 +204,24 @@ fn zipf_draws_cannot_be_stepped() {
 fn unwritable_output_names_the_file() {
     fails(&["trace", "gen", "-o", "/nonexistent-dir/out.pcap"], &["/nonexistent-dir/out.pcap"]);
 }
+
+/// `--log-lines` writes `logmon`'s traffic: whole syslog lines in every frame, then the stamp; a share
+/// outside 0..=1 or frames too small for a line are refused.
+#[test]
+fn gen_writes_log_lines() {
+    let d = dir();
+    let p = gen_pcap(d.path(), "logs.pcap", &["--log-lines", "0.2", "--size", "1518", "--count", "50"]);
+    let j = inspect_json(&p, &[]);
+    assert_eq!(j["packets"], 50);
+    let mut frames = 0;
+    for f in traffic::TraceReader::open(&p).unwrap() {
+        let f = f.unwrap();
+        let v = wire::PacketView::new_checked(&f.data[..]).unwrap();
+        let text = std::str::from_utf8(&v.payload()[..v.payload().len() - 16]).unwrap();
+        assert!(text.ends_with('\n') && text.lines().count() > 5, "{text}");
+        frames += 1;
+    }
+    assert_eq!(frames, 50);
+    fails(&["trace", "gen", "--log-lines", "2", "-o", s(&d.path().join("a.pcap"))], &["--log-lines", "0..=1"]);
+    fails(&["trace", "gen", "--log-lines", "0.1", "--size", "64", "-o", s(&d.path().join("b.pcap"))], &["log line"]);
+}
