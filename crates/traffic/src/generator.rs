@@ -146,19 +146,7 @@ impl Generator {
         let max_len = match &cfg.payload {
             Payload::Stamp | Payload::Logs(_) => {
                 let dists = groups.iter().map(|g| &g.sizes).chain(switch.as_ref().and_then(|w| w.sizes.as_ref()));
-                if let Some(p) = &logs {
-                    let header = chosen.flows.iter().map(|f| min_frame_len(&f.tuple)).max().unwrap_or(0);
-                    let need = header + p.longest();
-                    let smallest = dists.clone().map(SizeDist::min).min().unwrap_or(MAX_FRAME);
-                    if smallest < need {
-                        return Err(GenError::Config(format!(
-                            "{smallest} B frames cannot carry a log line of up to {} B with the headers and the \
-                             16 B stamp: use frames of at least {need} B",
-                            p.longest()
-                        )));
-                    }
-                }
-                Self::sized_max_len(cfg, &chosen.flows, dists)?
+                Self::sized_max_len(cfg, &chosen.flows, dists, logs.as_ref().map_or(0, LinePacker::longest))?
             }
             Payload::Kvs(c) => {
                 let body = HEADER_LEN + c.key_len + c.value_len;
@@ -191,18 +179,21 @@ impl Generator {
     }
 
     /// Largest frame without FCS of the size distributions `dists`, checking that their smallest frames
-    /// carry the headers and the stamp.
+    /// carry the headers, the stamp and a `line` of that many bytes (the longest log line; 0 without).
     fn sized_max_len<'a>(
         cfg: &GenConfig,
         flows: &FlowSet,
         dists: impl Iterator<Item = &'a SizeDist> + Clone,
+        line: usize,
     ) -> Result<usize, GenError> {
-        let need = flows.get(0).map_or(0, |f| min_frame_len(&f.tuple));
+        let need = flows.get(0).map_or(0, |f| min_frame_len(&f.tuple)) + line;
         let smallest = dists.clone().map(SizeDist::min).min().unwrap_or(MAX_FRAME);
         if smallest < need {
             let proto = if cfg.proto == L4Proto::Tcp { "TCP" } else { "UDP" };
+            let line = if line > 0 { format!("a log line of up to {line} B with ") } else { String::new() };
             return Err(GenError::Config(format!(
-                "{smallest} B frames cannot carry {proto}/{} headers and the 16 B stamp: use frames of at least {need} B",
+                "{smallest} B frames cannot carry {line}{proto}/{} headers and the 16 B stamp: use frames of at \
+                 least {need} B",
                 cfg.ip
             )));
         }
