@@ -121,6 +121,8 @@ struct Counters {
     sent_late: u64,
     sent_win: (u64, u64),
     delivered: u64,
+    /// Packets the cores took after the residual allowance (what a sink app took late).
+    delivered_late: u64,
     delivered_win: u64,
     /// Packets each core received in the window.
     delivered_win_core: Vec<u64>,
@@ -705,6 +707,7 @@ pub fn run_design<D: Design, A: App>(
                 apps[i].process(&mut probe, ctx, &mut st.rx, &mut st.tx);
                 c.app_dropped += (n as u64).saturating_sub(st.tx.len() as u64);
                 c.delivered += n as u64;
+                c.delivered_late += if t > late_ps { n as u64 } else { 0 };
                 if win.contains(t) {
                     c.delivered_win += n as u64;
                     c.delivered_win_core[i] += n as u64;
@@ -924,6 +927,7 @@ pub fn run_design<D: Design, A: App>(
         accounting: Accounting {
             offered: c.offered.0,
             delivered: c.delivered,
+            delivered_late: c.delivered_late,
             dropped: c.drops.by_name(),
             queued: occupancy.used,
             app_dropped: c.app_dropped,

@@ -157,6 +157,9 @@ pub struct Accounting {
     pub offered: u64,
     /// Packets the design delivered to software (rx bursts).
     pub delivered: u64,
+    /// Of those, the packets the cores took later than the residual allowance after the offered traffic
+    /// ended (see [`Accounting::sent_late`]): a backlog an app that sends nothing back took too late.
+    pub delivered_late: u64,
     /// Drops by reason (the design's, and the NIC buffer's `nic_buffer_full`).
     pub dropped: BTreeMap<&'static str, u64>,
     /// Packets still queued at the end (0 after a drained run).

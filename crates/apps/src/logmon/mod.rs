@@ -8,13 +8,22 @@
 //! only the patterns whose name starts with NAME (e.g. `sshd`, as Ensō's per-application targets;
 //! default all), `flows=N` flows tracked per core (default 64K; packets of further flows are matched
 //! statelessly and lines split across their packets are missed).
+//!
+//! What matching costs: for the ten targets of Ensō Figure 19, what Hyperscan costs for them
+//! ([`hyperscan`], measured), one call per run of text that lies back to back in memory (an Ensō pipe's
+//! packets, only the next frame's headers between them, which the call scans too, as the artifact's
+//! `enso_log_monitor` hands Hyperscan each batch the pipe returns) and one per packet otherwise (the
+//! artifact's `dpdk_log_monitor` calls it once per mbuf). For any other pattern set, what rxlab's DFA
+//! costs: its transition loads and [`matcher`]'s work per byte.
 
+pub mod hyperscan;
 pub mod matcher;
 
 use crate::params::Reader;
 use crate::{App, AppError, flow};
+use hyperscan::ScanCost;
 use ifaces::probe::Access;
-use ifaces::{CoreCtx, Metrics, Packet, Probe};
+use ifaces::{CoreCtx, Metrics, NoProbe, Packet, Probe};
 use matcher::{Matcher, Stream};
 use rustc_hash::FxHashMap;
 use wire::stamp::STAMP_LEN;
@@ -24,11 +33,16 @@ use wire::{FiveTuple, Stamp};
 pub const FAIL2BAN: &str = include_str!("fail2ban.txt");
 /// Cycles to hash the 5-tuple for the flow-state lookup (FxHash over about 40 bytes).
 const FLOW_HASH_WORK: u32 = 12;
+/// Most bytes between one text's end and the next one's start for one Hyperscan call to scan both: a
+/// frame's stamp, its padding to Ensō's 64 B quantum, the next message header and frame headers fit.
+const RUN_GAP: usize = 192;
 
 /// The log monitor.
 #[derive(Debug)]
 pub struct LogMon {
     matcher: Matcher,
+    /// Hyperscan's measured cost, when the target is one of Figure 19's ten; else the DFA's.
+    cost: Option<ScanCost>,
     flows: FxHashMap<FiveTuple, Stream>,
     max_flows: usize,
     counts: Vec<u64>,
@@ -47,18 +61,21 @@ impl LogMon {
             None => FAIL2BAN.to_string(),
         };
         let mut patterns = Matcher::parse_list(&list).map_err(|e| r.error("patterns", e))?;
-        if let Some(target) = r.parsed("target", |s| Ok(s.to_string()))? {
-            patterns.retain(|(name, _)| name.starts_with(&target));
+        let target = r.parsed("target", |s| Ok(s.to_string()))?;
+        if let Some(target) = &target {
+            patterns.retain(|(name, _)| name.starts_with(target.as_str()));
             if patterns.is_empty() {
                 return Err(r.error("target", format!("no pattern name starts with '{target}'")));
             }
         }
+        let cost = target.as_deref().and_then(hyperscan::cost);
         let max_flows = r.count("flows", 65536, 1..=100_000_000)? as usize;
         let matcher = Matcher::new(&patterns).map_err(|e| r.error("patterns", e))?;
         r.finish()?;
         let counts = vec![0; matcher.names().len()];
         Ok(LogMon {
             matcher,
+            cost,
             flows: FxHashMap::default(),
             max_flows,
             counts,
@@ -77,7 +94,9 @@ impl LogMon {
 
 impl App for LogMon {
     fn process<'c, P: Probe>(&mut self, p: &mut P, _: &'c CoreCtx, rx: &mut Vec<Packet<'c>>, _: &mut Vec<Packet<'c>>) {
-        let LogMon { matcher, flows, max_flows, counts, lines, matched_lines, malformed, untracked } = self;
+        let LogMon { matcher, cost, flows, max_flows, counts, lines, matched_lines, malformed, untracked } = self;
+        // Where the text of the current Hyperscan call ends in memory.
+        let mut call_end: Option<usize> = None;
         for mut pkt in rx.drain(..) {
             let Ok(v) = flow::parse(p, &mut pkt) else {
                 *malformed += 1;
@@ -105,7 +124,7 @@ impl App for LogMon {
             }
             for (addr, text) in pieces.into_iter().filter(|(_, t)| !t.is_empty()) {
                 p.touch(addr, text.len(), Access::Read);
-                stream.feed(p, matcher, text, |set| {
+                let on_line = |set: u64| {
                     *lines += 1;
                     *matched_lines += u64::from(set != 0);
                     let mut s = set;
@@ -113,7 +132,19 @@ impl App for LogMon {
                         counts[s.trailing_zeros() as usize] += 1;
                         s &= s - 1;
                     }
-                });
+                };
+                match cost {
+                    Some(cost) => {
+                        let gap = call_end.and_then(|end| addr.checked_sub(end)).filter(|&g| g <= RUN_GAP);
+                        p.work(match gap {
+                            Some(gap) => (cost.per_byte * (gap + text.len()) as f64).round() as u32,
+                            None => cost.cycles(text.len()),
+                        });
+                        call_end = Some(addr + text.len());
+                        stream.feed(&mut NoProbe::new(), matcher, text, on_line);
+                    }
+                    None => stream.feed(p, matcher, text, on_line),
+                }
             }
         }
     }
@@ -207,6 +238,37 @@ mod tests {
         let sshd = LogMon::new(AppParams::new().with("target", "sshd").reader("logmon")).unwrap();
         assert!(sshd.matches().all(|(n, _)| n.starts_with("sshd")) && sshd.matches().count() == 4);
         assert!(LogMon::new(AppParams::new().with("target", "nothing").reader("logmon")).is_err());
+    }
+
+    /// A target of Ensō Fig. 19 is charged Hyperscan's measured cost, one call per packet where packets lie
+    /// apart (pool buffers): two targets differ by exactly their scans of each payload.
+    #[test]
+    fn a_measured_target_is_charged_one_hyperscan_call_per_scattered_packet() {
+        let c = traffic::GenConfig {
+            flows: 1,
+            size: traffic::SizeSpec::Fixed(1518),
+            payload: traffic::Payload::Logs(traffic::logs::LogConfig { attack_share: 0.01 }),
+            ..traffic::GenConfig::default()
+        };
+        let frames: Vec<Vec<u8>> =
+            traffic::Generator::new(&c).unwrap().packets(8).into_iter().map(|p| p.data).collect();
+        let cycles = |target: &str| {
+            let core = TestCore::new();
+            let mut app = LogMon::new(AppParams::new().with("target", target).reader("logmon")).unwrap();
+            let mut p = ifaces::probe::CountingProbe::default();
+            core.run_with(&mut app, &mut p, &frames);
+            p.cycles
+        };
+        let text: Vec<usize> = frames
+            .iter()
+            .map(|f| {
+                let v = wire::PacketView::new_checked(&f[..]).unwrap();
+                v.payload().len() - STAMP_LEN
+            })
+            .collect();
+        let (apache, postfix) = (hyperscan::cost("apache").unwrap(), hyperscan::cost("postfix").unwrap());
+        let expect: u64 = text.iter().map(|&n| u64::from(apache.cycles(n)) - u64::from(postfix.cycles(n))).sum();
+        assert_eq!(cycles("apache") - cycles("postfix"), expect);
     }
 
     /// The traffic generator's log frames (whole lines, then its stamp): every line is counted once and the

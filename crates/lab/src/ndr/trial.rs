@@ -10,6 +10,10 @@
 //! offered traffic ended (`sim::report::Accounting::sent_late`): a short run's buffers can absorb an
 //! overload that a 60 s trial's could not, and would otherwise hand it back as delivered.
 //!
+//! An app that sends nothing back (a sink: Ensō's log monitor, its Table 1 program) receives what its
+//! cores took: a run that sent nothing while its cores took packets loses what the NIC dropped and
+//! what the cores took after the residual allowance (`Accounting::delivered_late`).
+//!
 //! The counts cover the whole run, warm-up included, not the measurement window: the simulator counts
 //! a packet in its window's throughput by the time it goes out, so the packets in flight at the
 //! window's two edges would read as loss (or gain) on a run that dropped nothing. RFC 2544 counts
@@ -21,13 +25,21 @@ use measure::Trial;
 /// Packets `report`'s run offered and sent back out (see the module doc).
 pub fn counts(report: &Report) -> Trial {
     match report {
-        Report::Sim(r) => Trial { offered: r.accounting.offered, received: r.accounting.sent - r.accounting.sent_late },
+        Report::Sim(r) => {
+            let a = &r.accounting;
+            let received =
+                if a.sent == 0 && a.delivered > 0 { a.delivered - a.delivered_late } else { a.sent - a.sent_late };
+            Trial { offered: a.offered, received }
+        }
         Report::Live(r) => {
             // The live report has no offered total: delivered plus NIC drops (nothing is queued after
             // the drain) is the offered count its conservation check compares.
             let delivered: u64 = r.per_core.iter().map(|c| c.rx).sum();
             let sent: u64 = r.per_core.iter().map(|c| c.tx).sum();
-            Trial { offered: delivered + r.drops.values().sum::<u64>(), received: sent }
+            Trial {
+                offered: delivered + r.drops.values().sum::<u64>(),
+                received: if sent == 0 { delivered } else { sent },
+            }
         }
     }
 }
@@ -58,6 +70,19 @@ mod tests {
         assert!(dropped > 0, "{a:?}");
         assert_eq!(t.offered, a.offered);
         assert_eq!(t.offered - t.received, dropped + a.app_dropped);
+    }
+
+    #[test]
+    fn a_sink_loses_what_its_cores_did_not_take() {
+        // echo without replies at 100 Gbps of 64 B on one core overflows its ring; below that it keeps up.
+        let r = sim("iface = \"privring\"\napp_params = \"reply=no\"", "100G");
+        let Report::Sim(s) = &r else { unreachable!() };
+        let a = &s.accounting;
+        assert_eq!(a.sent, 0);
+        let t = counts(&r);
+        assert_eq!(t.offered - t.received, a.dropped.values().sum::<u64>() + a.delivered_late);
+        assert!(t.loss() > 0.0);
+        assert_eq!(counts(&sim("iface = \"privring\"\napp_params = \"reply=no\"", "1G")).loss(), 0.0);
     }
 
     #[test]
