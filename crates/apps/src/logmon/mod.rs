@@ -240,18 +240,22 @@ mod tests {
         assert!(LogMon::new(AppParams::new().with("target", "nothing").reader("logmon")).is_err());
     }
 
+    /// `count` 1518 B frames of the traffic generator's log lines over `flows` flows.
+    fn log_frames(flows: usize, attack_share: f64, count: usize) -> Vec<Vec<u8>> {
+        let c = traffic::GenConfig {
+            flows,
+            size: traffic::SizeSpec::Fixed(1518),
+            payload: traffic::Payload::Logs(traffic::logs::LogConfig { attack_share }),
+            ..traffic::GenConfig::default()
+        };
+        traffic::Generator::new(&c).unwrap().packets(count).into_iter().map(|p| p.data).collect()
+    }
+
     /// A target of Ensō Fig. 19 is charged Hyperscan's measured cost, one call per packet where packets lie
     /// apart (pool buffers): two targets differ by exactly their scans of each payload.
     #[test]
     fn a_measured_target_is_charged_one_hyperscan_call_per_scattered_packet() {
-        let c = traffic::GenConfig {
-            flows: 1,
-            size: traffic::SizeSpec::Fixed(1518),
-            payload: traffic::Payload::Logs(traffic::logs::LogConfig { attack_share: 0.01 }),
-            ..traffic::GenConfig::default()
-        };
-        let frames: Vec<Vec<u8>> =
-            traffic::Generator::new(&c).unwrap().packets(8).into_iter().map(|p| p.data).collect();
+        let frames = log_frames(1, 0.01, 8);
         let cycles = |target: &str| {
             let core = TestCore::new();
             let mut app = LogMon::new(AppParams::new().with("target", target).reader("logmon")).unwrap();
@@ -275,14 +279,7 @@ mod tests {
     /// stamp is matched as no part of any.
     #[test]
     fn generated_log_frames_are_matched_without_their_stamp() {
-        let c = traffic::GenConfig {
-            flows: 4,
-            size: traffic::SizeSpec::Fixed(1518),
-            payload: traffic::Payload::Logs(traffic::logs::LogConfig { attack_share: 0.3 }),
-            ..traffic::GenConfig::default()
-        };
-        let frames: Vec<Vec<u8>> =
-            traffic::Generator::new(&c).unwrap().packets(64).into_iter().map(|p| p.data).collect();
+        let frames = log_frames(4, 0.3, 64);
         let sent: usize = frames
             .iter()
             .map(|f| {
