@@ -181,6 +181,13 @@ pub const METRICS: &[Metric] = &[
     m("accounting.app_dropped", "Packets the app dropped", "app dropped", Count, false),
     m("accounting.sent", "Packets sent (whole run)", "sent", Count, false),
     m("accounting.sent_late", "Packets sent after the residual allowance (whole run)", "late", Count, false),
+    m(
+        "accounting.delivered_late",
+        "Packets cores took after the residual allowance (whole run)",
+        "taken late",
+        Count,
+        false,
+    ),
     // Reordering (RFC 4737).
     m("reordering.received", "Distinct packets received", "received", Count, false),
     m("reordering.duplicates", "Duplicate packets", "dups", Count, false),
