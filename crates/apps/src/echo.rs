@@ -45,4 +45,8 @@ impl App for Echo {
             }
         }
     }
+
+    fn sends(&self) -> bool {
+        self.reply
+    }
 }

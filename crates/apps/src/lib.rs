@@ -56,6 +56,13 @@ pub trait App: Send {
         Metrics::new()
     }
 
+    /// Whether the app sends what it processes back out (forwarders, servers), or consumes it (a log
+    /// monitor, Ensō Table 1's receive-only program): the engines count a consumer's packets as taken,
+    /// not as drops, so that a no-drop search can judge it (RFC 2544 loss is what the device did not take).
+    fn sends(&self) -> bool {
+        true
+    }
+
     /// Called once before the run with the NIC memory the design exposes, if any (nicmem §4.1). Apps
     /// that serve data from NIC memory (the `kvs` app's nmKVS mode, nicmem §4.2.2) take it here, and fail
     /// with a message naming the option when they need it and the design has none.
@@ -232,6 +239,10 @@ impl App for AnyApp {
 
     fn metrics(&self) -> Metrics {
         dispatch!(self, a => a.metrics())
+    }
+
+    fn sends(&self) -> bool {
+        dispatch!(self, a => a.sends())
     }
 
     fn bind_nicmem(&mut self, nicmem: Option<&Arc<NicMem>>) -> Result<(), AppError> {

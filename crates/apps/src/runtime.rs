@@ -112,6 +112,10 @@ impl<A: App> App for Hosted<A> {
         self.app.metrics()
     }
 
+    fn sends(&self) -> bool {
+        self.app.sends()
+    }
+
     fn bind_nicmem(&mut self, nicmem: Option<&Arc<NicMem>>) -> Result<(), AppError> {
         self.app.bind_nicmem(nicmem)
     }

@@ -16,6 +16,8 @@ pub struct CoreReport {
     pub rx: u64,
     /// Packets queued for transmission.
     pub tx: u64,
+    /// Packets an app that sends nothing back took.
+    pub consumed: u64,
     /// rx_burst calls.
     pub polls: u64,
     /// Share of rx_burst calls that found nothing.
@@ -51,6 +53,7 @@ impl From<&WorkerStats> for CoreReport {
             core: w.core,
             rx: w.rx,
             tx: w.tx,
+            consumed: w.consumed,
             polls: w.polls,
             empty_poll_ratio: w.empty_polls as f64 / w.polls.max(1) as f64,
             busy_ns_per_packet: w.busy_ns as f64 / w.rx.max(1) as f64,

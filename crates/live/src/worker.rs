@@ -17,6 +17,8 @@ pub struct WorkerStats {
     pub rx: u64,
     /// Packets queued for transmission.
     pub tx: u64,
+    /// Packets an app that sends nothing back took (`apps::App::sends`).
+    pub consumed: u64,
     /// rx_burst calls.
     pub polls: u64,
     /// rx_burst calls that returned nothing.
@@ -89,6 +91,9 @@ pub fn worker_loop<D: DriverSide, A: App>(
         if n > 0 {
             st.rx += n as u64;
             app.process(&mut p, &core, &mut rx, &mut tx);
+            if !app.sends() {
+                st.consumed += n.saturating_sub(tx.len()) as u64;
+            }
             st.tx += driver.tx_burst(&mut p, &core, &mut tx) as u64;
             // A blocking transmit (the runtime's `TxFull::Wait`) spins until the NIC thread makes room.
             while !tx.is_empty() && !ctl.aborted() {

@@ -44,6 +44,20 @@ fn one_core_echo_keeps_every_invariant() {
     }
 }
 
+/// An app that sends nothing back consumes what its core takes: nothing goes out, and every packet the
+/// core received is counted as consumed, not dropped.
+#[test]
+fn a_consumer_counts_what_it_took() {
+    let _cpus = one_at_a_time();
+    let mut cfg = config(1, Pace::Pps(200_000.0));
+    cfg.app_params = AppParams::new().with("reply", "no");
+    cfg.duration = Duration::from_millis(50);
+    let r = live::run(&cfg).unwrap();
+    let core = &r.per_core[0];
+    assert!(core.rx > 0, "the worker received nothing");
+    assert_eq!((core.tx, core.consumed), (0, core.rx));
+}
+
 /// A rate no thread can offer leaves the source ever further behind its schedule, and the run says so.
 #[test]
 fn a_source_behind_its_schedule_is_reported() {

@@ -121,8 +121,9 @@ struct Counters {
     sent_late: u64,
     sent_win: (u64, u64),
     delivered: u64,
-    /// Packets the cores took after the residual allowance (what a sink app took late).
-    delivered_late: u64,
+    /// Packets an app that sends nothing back took ([`apps::App::sends`]), and of those the ones taken
+    /// after the residual allowance.
+    consumed: (u64, u64),
     delivered_win: u64,
     /// Packets each core received in the window.
     delivered_win_core: Vec<u64>,
@@ -705,9 +706,14 @@ pub fn run_design<D: Design, A: App>(
                 }
                 probe.phase(Phase::App);
                 apps[i].process(&mut probe, ctx, &mut st.rx, &mut st.tx);
-                c.app_dropped += (n as u64).saturating_sub(st.tx.len() as u64);
+                let taken = (n as u64).saturating_sub(st.tx.len() as u64);
+                if apps[i].sends() {
+                    c.app_dropped += taken;
+                } else {
+                    c.consumed.0 += taken;
+                    c.consumed.1 += if t > late_ps { taken } else { 0 };
+                }
                 c.delivered += n as u64;
-                c.delivered_late += if t > late_ps { n as u64 } else { 0 };
                 if win.contains(t) {
                     c.delivered_win += n as u64;
                     c.delivered_win_core[i] += n as u64;
@@ -927,7 +933,8 @@ pub fn run_design<D: Design, A: App>(
         accounting: Accounting {
             offered: c.offered.0,
             delivered: c.delivered,
-            delivered_late: c.delivered_late,
+            consumed: c.consumed.0,
+            consumed_late: c.consumed.1,
             dropped: c.drops.by_name(),
             queued: occupancy.used,
             app_dropped: c.app_dropped,

@@ -157,15 +157,18 @@ pub struct Accounting {
     pub offered: u64,
     /// Packets the design delivered to software (rx bursts).
     pub delivered: u64,
-    /// Of those, the packets the cores took later than the residual allowance after the offered traffic
-    /// ended (see [`Accounting::sent_late`]): a backlog an app that sends nothing back took too late.
-    pub delivered_late: u64,
     /// Drops by reason (the design's, and the NIC buffer's `nic_buffer_full`).
     pub dropped: BTreeMap<&'static str, u64>,
     /// Packets still queued at the end (0 after a drained run).
     pub queued: u64,
     /// Packets the app dropped.
     pub app_dropped: u64,
+    /// Packets an app that sends nothing back took (a log monitor; `apps::App::sends`): its work, not
+    /// drops.
+    pub consumed: u64,
+    /// Of those, the packets taken later than the residual allowance after the offered traffic ended (see
+    /// [`Accounting::sent_late`]): a backlog a 60 s trial's buffers could not have held.
+    pub consumed_late: u64,
     /// Packets put on the wire.
     pub sent: u64,
     /// Of those, the packets put on the wire later than the residual allowance after the offered

@@ -136,10 +136,7 @@ impl App for LogMon {
                 match cost {
                     Some(cost) => {
                         let gap = call_end.and_then(|end| addr.checked_sub(end)).filter(|&g| g <= RUN_GAP);
-                        p.work(match gap {
-                            Some(gap) => (cost.per_byte * (gap + text.len()) as f64).round() as u32,
-                            None => cost.cycles(text.len()),
-                        });
+                        p.work(cost.cycles(gap.unwrap_or(0) + text.len(), gap.is_none()));
                         call_end = Some(addr + text.len());
                         stream.feed(&mut NoProbe::new(), matcher, text, on_line);
                     }
@@ -151,6 +148,10 @@ impl App for LogMon {
 
     fn tables(&self) -> Vec<std::ops::Range<usize>> {
         self.matcher.tables()
+    }
+
+    fn sends(&self) -> bool {
+        false
     }
 
     fn metrics(&self) -> Metrics {
@@ -271,8 +272,67 @@ mod tests {
             })
             .collect();
         let (apache, postfix) = (hyperscan::cost("apache").unwrap(), hyperscan::cost("postfix").unwrap());
-        let expect: u64 = text.iter().map(|&n| u64::from(apache.cycles(n)) - u64::from(postfix.cycles(n))).sum();
+        let expect: u64 =
+            text.iter().map(|&n| u64::from(apache.cycles(n, true)) - u64::from(postfix.cycles(n, true))).sum();
         assert_eq!(cycles("apache") - cycles("postfix"), expect);
+    }
+
+    /// Packets that lie back to back in memory, as in an Ensō pipe (frames at 64 B quanta), share one
+    /// Hyperscan call: beyond the first, each is charged its bytes and the bytes between, and no call.
+    #[test]
+    #[allow(unsafe_code)]
+    fn back_to_back_packets_share_one_hyperscan_call() {
+        let frames = log_frames(1, 0.01, 4);
+        let offsets: Vec<usize> = frames
+            .iter()
+            .scan(0, |at, f| {
+                let o = *at;
+                *at += f.len().div_ceil(64) * 64;
+                Some(o)
+            })
+            .collect();
+        let mut pipe = vec![0u8; offsets[3] + frames[3].len()];
+        for (&o, f) in offsets.iter().zip(&frames) {
+            pipe[o..o + f.len()].copy_from_slice(f);
+        }
+        let core = TestCore::new();
+        let base = pipe.as_mut_ptr();
+        let mut rx: Vec<Packet<'_>> = offsets
+            .iter()
+            .zip(&frames)
+            .enumerate()
+            .map(|(i, (&o, f))| {
+                let len = f.len() as u32;
+                // SAFETY: each packet covers its own frame's bytes of `pipe`, which outlives the packets
+                // (the app drops them), and nothing else touches `pipe` meanwhile.
+                unsafe { Packet::lent(core.core(), std::ptr::NonNull::new(base.add(o)).unwrap(), len, len, i as u64) }
+            })
+            .collect();
+        let mut app = LogMon::new(AppParams::new().with("target", "postfix").reader("logmon")).unwrap();
+        let mut p = ifaces::probe::CountingProbe::default();
+        app.process(&mut p, core.core(), &mut rx, &mut Vec::new());
+        let contiguous = p.cycles;
+        core.core().take_returned(&mut Vec::new());
+        let mut p = ifaces::probe::CountingProbe::default();
+        core.run_with(
+            &mut LogMon::new(AppParams::new().with("target", "postfix").reader("logmon")).unwrap(),
+            &mut p,
+            &frames,
+        );
+        let scattered = p.cycles;
+        let cost = hyperscan::cost("postfix").unwrap();
+        let text = |i: usize| wire::PacketView::new_checked(&frames[i][..]).unwrap().payload().len() - STAMP_LEN;
+        let (mut expect_scattered, mut expect_contiguous) = (0u64, u64::from(cost.cycles(text(0), true)));
+        for i in 0..4 {
+            expect_scattered += u64::from(cost.cycles(text(i), true));
+            if i > 0 {
+                let payload = |i: usize| offsets[i] + frames[i].len() - text(i) - STAMP_LEN;
+                let gap = payload(i) - payload(i - 1) - text(i - 1);
+                assert!(gap <= RUN_GAP, "gap {gap}");
+                expect_contiguous += u64::from(cost.cycles(gap + text(i), false));
+            }
+        }
+        assert_eq!(scattered - contiguous, expect_scattered - expect_contiguous);
     }
 
     /// The traffic generator's log frames (whole lines, then its stamp): every line is counted once and the

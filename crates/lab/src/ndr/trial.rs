@@ -10,9 +10,9 @@
 //! offered traffic ended (`sim::report::Accounting::sent_late`): a short run's buffers can absorb an
 //! overload that a 60 s trial's could not, and would otherwise hand it back as delivered.
 //!
-//! An app that sends nothing back (a sink: Ensō's log monitor, its Table 1 program) receives what its
-//! cores took: a run that sent nothing while its cores took packets loses what the NIC dropped and
-//! what the cores took after the residual allowance (`Accounting::delivered_late`).
+//! An app that sends nothing back (`apps::App::sends`: Ensō's log monitor, its Table 1 program) receives
+//! what its cores took: such a run loses what the NIC dropped and what the cores took after the residual
+//! allowance (`Accounting::consumed_late`).
 //!
 //! The counts cover the whole run, warm-up included, not the measurement window: the simulator counts
 //! a packet in its window's throughput by the time it goes out, so the packets in flight at the
@@ -27,19 +27,14 @@ pub fn counts(report: &Report) -> Trial {
     match report {
         Report::Sim(r) => {
             let a = &r.accounting;
-            let received =
-                if a.sent == 0 && a.delivered > 0 { a.delivered - a.delivered_late } else { a.sent - a.sent_late };
-            Trial { offered: a.offered, received }
+            Trial { offered: a.offered, received: a.sent - a.sent_late + a.consumed - a.consumed_late }
         }
         Report::Live(r) => {
             // The live report has no offered total: delivered plus NIC drops (nothing is queued after
             // the drain) is the offered count its conservation check compares.
             let delivered: u64 = r.per_core.iter().map(|c| c.rx).sum();
-            let sent: u64 = r.per_core.iter().map(|c| c.tx).sum();
-            Trial {
-                offered: delivered + r.drops.values().sum::<u64>(),
-                received: if sent == 0 { delivered } else { sent },
-            }
+            let sent: u64 = r.per_core.iter().map(|c| c.tx + c.consumed).sum();
+            Trial { offered: delivered + r.drops.values().sum::<u64>(), received: sent }
         }
     }
 }
@@ -80,7 +75,8 @@ mod tests {
         let a = &s.accounting;
         assert_eq!(a.sent, 0);
         let t = counts(&r);
-        assert_eq!(t.offered - t.received, a.dropped.values().sum::<u64>() + a.delivered_late);
+        assert_eq!((a.app_dropped, a.consumed), (0, a.delivered));
+        assert_eq!(t.offered - t.received, a.dropped.values().sum::<u64>() + a.consumed_late);
         assert!(t.loss() > 0.0);
         assert_eq!(counts(&sim("iface = \"privring\"\napp_params = \"reply=no\"", "1G")).loss(), 0.0);
     }
