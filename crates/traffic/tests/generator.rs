@@ -289,21 +289,33 @@ proptest! {
     }
 }
 
+/// `n` packets of `c`, the same bytes when generated again, each with valid checksums and its stamp (its
+/// sequence number and send time) trailing the payload; each with its payload before the stamp.
+fn stamped(c: &GenConfig, n: usize) -> Vec<(traffic::TracePacket, Vec<u8>)> {
+    let a = Generator::new(c).unwrap().packets(n);
+    assert_eq!(a, Generator::new(c).unwrap().packets(n), "same seed, same bytes");
+    a.into_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let v = PacketView::new_checked(&p.data[..]).unwrap();
+            assert!(wire::rewrite::checksums_valid(&v));
+            let (body, trailer) = v.payload().split_at(v.payload().len() - 16);
+            let stamp = Stamp::read(trailer).unwrap();
+            assert_eq!((stamp.seq, stamp.tx_ns), (i as u64, p.ts_ns));
+            let body = body.to_vec();
+            (p, body)
+        })
+        .collect()
+}
+
 #[test]
 fn kvs_payload_carries_a_request_and_a_stamp_trailer() {
     let kvs = ClientConfig { keys: 100, get_ratio: 0.5, value_len: 100, ..ClientConfig::default() };
     let c = GenConfig { payload: Payload::Kvs(kvs.clone()), ..cfg() };
-    let a = Generator::new(&c).unwrap().packets(400);
-    assert_eq!(a, Generator::new(&c).unwrap().packets(400), "same seed, same bytes");
     let mut gets = 0;
-    for (i, p) in a.iter().enumerate() {
-        let v = PacketView::new_checked(&p.data[..]).unwrap();
-        assert!(wire::rewrite::checksums_valid(&v));
-        let payload = v.payload();
-        let r = Request::parse(payload).unwrap();
+    for (p, request) in stamped(&c, 400) {
+        let r = Request::parse(&request).unwrap();
         gets += usize::from(r.op == Op::Get);
-        let stamp = Stamp::read(&payload[payload.len() - 16..]).unwrap();
-        assert_eq!((stamp.seq, stamp.tx_ns), (i as u64, p.ts_ns));
         assert!(p.data.len() + 4 >= 64);
         assert_eq!(p.data.len(), 42 + 12 + 8 + if r.op == Op::Put { 100 } else { 0 } + 16);
     }
@@ -321,16 +333,9 @@ fn log_payload_carries_whole_lines_and_a_stamp_trailer() {
         payload: Payload::Logs(traffic::logs::LogConfig { attack_share: 0.5 }),
         ..cfg()
     };
-    let a = Generator::new(&c).unwrap().packets(300);
-    assert_eq!(a, Generator::new(&c).unwrap().packets(300), "same seed, same bytes");
     let mut lines = 0;
-    for (i, p) in a.iter().enumerate() {
-        let v = PacketView::new_checked(&p.data[..]).unwrap();
-        assert!(wire::rewrite::checksums_valid(&v));
-        let (text, trailer) = v.payload().split_at(v.payload().len() - 16);
-        let stamp = Stamp::read(trailer).unwrap();
-        assert_eq!((stamp.seq, stamp.tx_ns), (i as u64, p.ts_ns));
-        let text = std::str::from_utf8(text).unwrap();
+    for (p, text) in stamped(&c, 300) {
+        let text = std::str::from_utf8(&text).unwrap();
         assert!(text.ends_with('\n') && text.lines().all(|l| l.starts_with("<38>")), "{text}");
         lines += text.lines().count();
         // At most a frame of 1518 B, and no line's room left over.
