@@ -369,6 +369,10 @@ pub trait Design {
     /// Why the device side cannot be split over several NIC ports, each with its own share of the
     /// cores (the live engine's `--nic-threads`), if it cannot.
     const ONE_PORT: Option<&'static str> = None;
+    /// Whether the design's software maps the device's registers uncached (UC), so that a core's MMIO
+    /// writes leave one at a time (the simulator's `cpu.uc_write_ns`). DPDK's PMDs do not: ice writes its
+    /// tails write-combined (`ICE_PCI_REG_WC_WRITE`) and mlx5 rings doorbell records in host memory.
+    const UNCACHED_REGISTERS: bool = false;
     /// The NIC side.
     type Device: DeviceSide;
     /// One core's side.

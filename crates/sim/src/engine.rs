@@ -393,6 +393,7 @@ pub fn run_design<D: Design, A: App>(
         m.other_socket = OtherSocket::new(profile);
     }
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
+    m.uc_registers = D::UNCACHED_REGISTERS;
     m.add_data_regions(device.data_regions());
     for app in &apps {
         m.add_tables(app.tables());

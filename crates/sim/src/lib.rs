@@ -43,6 +43,7 @@ pub mod settle;
 pub mod slices;
 pub mod snoop;
 pub mod stages;
+pub mod storebuf;
 pub mod timeline;
 pub mod upi;
 pub mod wc;

@@ -5,6 +5,7 @@ use crate::memory::Memory;
 use crate::pcie::Pcie;
 use crate::profile::Profile;
 use crate::remote::OtherSocket;
+use crate::storebuf::StoreBuffer;
 use crate::wc::WcBuffers;
 use rustc_hash::FxHashMap;
 use std::ops::Range;
@@ -35,6 +36,15 @@ pub struct Machine {
     pub fill_buffers: u64,
     /// Each core's write-combining buffers towards device memory.
     pub wc: Vec<WcBuffers>,
+    /// The design's software maps the device's registers uncached ([`ifaces::Design::UNCACHED_REGISTERS`]),
+    /// so a core's MMIO writes leave one at a time through its store buffer.
+    pub uc_registers: bool,
+    /// Each core's store buffer ([`crate::storebuf`]).
+    pub stores: Vec<StoreBuffer>,
+    /// What one uncached store keeps the next waiting, ps (`cpu.uc_write_ns`).
+    pub uc_write_ps: u64,
+    /// Store buffer entries per core (`cpu.store_buffer`).
+    pub store_buffer: usize,
     /// What a DMA read the LLC cannot serve adds beyond DRAM's latency, ps.
     pub read_miss_ps: u64,
     /// A DPDK driver's own instructions per received packet, ps (`nic.pmd_cycles`).
@@ -65,6 +75,10 @@ impl Machine {
             atomic_ps: (f64::from(p.cpu.atomic_cycles) * cycle) as u64,
             fill_buffers: u64::from(p.cpu.fill_buffers.max(1)),
             wc: vec![WcBuffers::default(); cores],
+            uc_registers: false,
+            stores: vec![StoreBuffer::default(); cores],
+            uc_write_ps: (p.cpu.uc_write_ns * 1000.0).round() as u64,
+            store_buffer: p.cpu.store_buffer.max(1) as usize,
             read_miss_ps: (p.pcie.read_miss_ns * 1000.0) as u64,
             pmd_ps: (f64::from(p.nic.pmd_cycles) * cycle).round() as u64,
             nicmem: 0..0,

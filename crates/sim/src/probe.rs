@@ -30,7 +30,11 @@
 //!   passed; what the step never touches is charged when it ends. So a batch handed over and then
 //!   walked is walked once.
 //! - MMIO writes (doorbells) cross PCIe towards the device; the core does not wait for them. A device's
-//!   answer to one (an Ensō notification) is in host memory a posted-write latency each way later.
+//!   answer to one (an Ensō notification) is in host memory a posted-write latency each way later. Where
+//!   the design's software maps the registers uncached ([`ifaces::Design::UNCACHED_REGISTERS`]), the
+//!   writes leave one at a time through the core's store buffer ([`crate::storebuf`]), holding the
+//!   stores behind them: a write, and the answer to it, waits for the ones before it to leave, and the
+//!   core waits when its store buffer is full.
 //! - NIC memory (nicmem §4.1, [`Machine::nicmem`]): the NIC reads and writes it without crossing PCIe
 //!   or touching host caches (no cost beyond its pipeline time); a core's reads of it are uncached, one
 //!   PCIe round trip per 64-byte line, serialized as uncached loads are; its writes are write-combined,
@@ -69,6 +73,9 @@ pub struct SimProbe<'m> {
     /// Completion time of the NIC's latest read in this step.
     last_dma_read: Option<u64>,
     doorbell_at: Option<u64>,
+    /// When the step's latest MMIO write left the core, ps: later than it was issued behind uncached
+    /// stores still leaving ([`crate::storebuf`]).
+    mmio_left: u64,
     dma_wait: u64,
     /// Time spent in `depend`, ps.
     stall: u64,
@@ -106,6 +113,7 @@ impl<'m> SimProbe<'m> {
             last_read,
             last_dma_read: None,
             doorbell_at: None,
+            mmio_left: 0,
             dma_wait: 0,
             stall: 0,
             pending: VecDeque::new(),
@@ -206,6 +214,9 @@ impl<'m> SimProbe<'m> {
         if self.m.nicmem.contains(&addr) {
             return self.core_nicmem(core, len, access);
         }
+        if self.m.uc_registers {
+            self.behind_uncached(core, len, access);
+        }
         if access == Access::Write {
             // A store retires into the store buffer; its fill overlaps what follows.
             let cost = self.overlapped(core, addr, len, Op::Write);
@@ -231,6 +242,19 @@ impl<'m> SimProbe<'m> {
             cost += self.m.atomic_ps;
         }
         self.charge(cost);
+    }
+
+    /// Where uncached stores may be in the core's store buffer ([`crate::storebuf`]): a store takes an
+    /// entry a line, waiting for one if the buffer is full; an atomic waits until the buffer drains.
+    #[cold]
+    fn behind_uncached(&mut self, core: usize, len: usize, access: Access) {
+        let sb = &mut self.m.stores[core];
+        let go_on = match access {
+            Access::Read => return,
+            Access::Write => sb.cached(self.now, len.max(1).div_ceil(64) as u64, self.m.store_buffer),
+            Access::Atomic => sb.drained(self.now),
+        };
+        self.charge(go_on - self.now);
     }
 
     /// What an access the core does not wait for (a store, a prefetch) costs: a cycle a line that hits
@@ -344,7 +368,15 @@ impl Probe for SimProbe<'_> {
 
     #[inline]
     fn mmio_write(&mut self, _addr: usize, len: usize) {
-        let at = self.m.pcie.mmio_write(self.now, len as u64);
+        let mut leaves = self.now;
+        if let (true, Agent::Core(c)) = (self.m.uc_registers, self.agent) {
+            let (gap, entries) = (self.m.uc_write_ps, self.m.store_buffer);
+            let (go_on, left) = self.m.stores[usize::from(c)].uncached(self.now, gap, entries);
+            self.charge(go_on - self.now);
+            leaves = left;
+        }
+        self.mmio_left = leaves;
+        let at = self.m.pcie.mmio_write(leaves, len as u64);
         self.doorbell_at = Some(self.doorbell_at.map_or(at, |d| d.max(at)));
     }
 
@@ -389,7 +421,7 @@ impl Probe for SimProbe<'_> {
     }
 
     fn answer_ns(&self) -> u64 {
-        (self.now + 2 * self.m.pcie.write_latency_ps()) / 1000
+        (self.now.max(self.mmio_left) + 2 * self.m.pcie.write_latency_ps()) / 1000
     }
 
     #[inline]
@@ -424,6 +456,28 @@ mod tests {
         assert_eq!(sb.end, sa.end);
         assert_eq!(sb.phase_ps[Phase::Sync as usize], sa.end - 500);
         assert_eq!(m.lock_wait_ps, sa.end - 500);
+    }
+
+    /// Registers mapped uncached (Ensō's): a core's doorbells leave `cpu.uc_write_ns` apart and the
+    /// answer to the last waits for it; the core itself goes on until its store buffer is full. Mapped
+    /// as DPDK's are, the same writes all leave at once.
+    #[test]
+    fn uncached_doorbells_leave_one_at_a_time_and_their_answers_wait() {
+        let p = Profile::i9_9960x_enso();
+        let gap = (p.cpu.uc_write_ns * 1000.0) as u64;
+        let cell = Cell::new(0);
+        for uc in [false, true] {
+            let mut m = Machine::new(&p, 1, (0, 0));
+            m.uc_registers = uc;
+            let mut a = SimProbe::new(&mut m, Agent::Core(0), 1_000_000, &cell);
+            let first = a.answer_ns();
+            for _ in 0..4 {
+                a.mmio_write(0x40, 4);
+            }
+            assert_eq!(a.now_ps(), 1_000_000, "four writes fit the store buffer");
+            let late = if uc { 3 * gap / 1000 } else { 0 };
+            assert_eq!(a.answer_ns(), first + late, "the fourth leaves three gaps after the first");
+        }
     }
 
     /// COREC's tail try-lock (003 §3.4.1): an agent whose time falls inside a section the sim has

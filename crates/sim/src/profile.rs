@@ -20,7 +20,15 @@ pub const REFERENCES: &[(&str, &str)] = &[
     (
         "[OPT]",
         "Intel 64 and IA-32 Architectures Optimization Reference Manual (248966), Skylake Server cache \
-         parameters: L1D 32 KiB 8-way 4 cycles; L2 1 MiB 16-way 14 cycles; L3 50-70 cycles",
+         parameters: L1D 32 KiB 8-way 4 cycles; L2 1 MiB 16-way 14 cycles; L3 50-70 cycles; Skylake \
+         microarchitecture: 56 store buffer entries",
+    ),
+    (
+        "[UCW]",
+        "Intel Community, Software Tuning forum, \"Why do MemReq TLPs take 100s nanoseconds to be generated \
+         after MMIO writes?\" (2020): writeq to a UC-mapped BAR in a kernel loop, TLPs 50-300 ns apart on a \
+         PCIe analyser; J. McCalpin's answer there: UC stores leave one at a time, each waiting for a round \
+         trip that keeps them in order. No Skylake-SP or Skylake-X measurement is published",
     ),
     ("[AGNER]", "Agner Fog, Instruction tables, Skylake: LOCK CMPXCHG/LOCK XADD about 18 cycles"),
     (
@@ -149,6 +157,14 @@ pub struct CpuParams {
     pub transfer_cycles: u32,
     /// L1D fill buffers: a core's outstanding L1 misses, which bound how fast its prefetches fill.
     pub fill_buffers: u32,
+    /// Store buffer entries: the stores a core has retired and not yet committed, so how far it runs ahead
+    /// of uncached register writes that leave one at a time (`uc_write_ns`) and of the stores behind them
+    /// ([`crate::storebuf`]).
+    pub store_buffer: u32,
+    /// Least time between two uncached (UC) stores of one core leaving for the device, ns: UC stores go
+    /// out one at a time, in program order, each after a round trip that keeps them ordered. Only
+    /// designs whose software maps the device's registers uncached pay it (`Design::UNCACHED_REGISTERS`).
+    pub uc_write_ns: f64,
     /// Whether the cores' hardware data prefetchers (L1 next-line and IP-stride, L2 streamer) run
     /// ([`crate::prefetcher`]).
     pub hw_prefetch: bool,
@@ -447,6 +463,8 @@ fn skylake_cpu(cores: usize, freq_ghz: f64, llc_size: usize, llc_ways: usize, sl
         atomic_cycles: 18,
         transfer_cycles: (50.0 * freq_ghz).round() as u32,
         fill_buffers: 10,
+        store_buffer: 56,
+        uc_write_ns: 50.0,
         hw_prefetch: true,
         adjacent_prefetch: true,
     }
@@ -469,6 +487,12 @@ const SKYLAKE_SOURCES: &[Source] = &[
     ("cpu.atomic_cycles", "[AGNER] locked RMW about 18 cycles on Skylake"),
     ("cpu.transfer_cycles", "[C2C] about 50 ns core to core, in cycles at this frequency"),
     ("cpu.fill_buffers", "[OPT] ten L1D fill buffers (Sandy Bridge through Skylake)"),
+    ("cpu.store_buffer", "[OPT] 56 store buffer entries (Skylake microarchitecture)"),
+    (
+        "cpu.uc_write_ns",
+        "[UCW] back-to-back 8-byte writes to a UC-mapped BAR leave the root port 50-300 ns apart: the \
+         least spacing measured",
+    ),
     (
         "cpu.hw_prefetch",
         "[OPT] the DCU, IP-stride and L2 streamer prefetchers; on by default (Intel's MSR 0x1A4 disclosure: \
@@ -1067,6 +1091,15 @@ impl Profile {
         }
         if !(self.cpu.freq_ghz.is_finite() && self.cpu.freq_ghz > 0.0) {
             return bad(&["cpu.freq_ghz"], format!("core frequency {} GHz must be positive", self.cpu.freq_ghz));
+        }
+        if self.cpu.store_buffer == 0 {
+            return bad(&["cpu.store_buffer"], "a store buffer of 0 entries: give at least 1".to_string());
+        }
+        if !(self.cpu.uc_write_ns.is_finite() && self.cpu.uc_write_ns >= 0.0) {
+            return bad(
+                &["cpu.uc_write_ns"],
+                format!("uncached stores {} ns apart: give 0 or more", self.cpu.uc_write_ns),
+            );
         }
         if let Some(r) = &self.remote_socket {
             if !(r.link_gbs.is_finite() && r.link_gbs > 0.0) {

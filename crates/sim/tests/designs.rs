@@ -70,11 +70,11 @@ fn every_design_reports_the_same_whatever_the_heap_held() {
     }
 }
 
-/// Ensō's notification prefetching (§4.2) asks the NIC about the next pipe once per notification that
-/// brings news: answers that repeat a known tail ask for nothing, so answers do not multiply while data
-/// keeps arriving, and the prefetch writes fit the link. Before this held, one core echoing 64 B at 70
-/// Gbps consumed about 260 notifications a packet and put 60 times the link's capacity of MMIO writes on
-/// PCIe towards the device.
+/// Ensō's notification prefetching (§4.2) asks the NIC about the pipe software reads next once per
+/// notification that brings news: answers that repeat a known tail ask for nothing, so answers do not
+/// multiply while data keeps arriving, and the prefetch writes fit the link. Were every answer to ask
+/// again, one core echoing 64 B at 70 Gbps would consume about 260 notifications a packet and put 60
+/// times the link's capacity of MMIO writes on PCIe towards the device.
 #[test]
 fn ensos_prefetching_asks_once_per_notification_with_news() {
     let mut cfg = config("enso-prefetch");

@@ -17,7 +17,6 @@ pub struct Device {
     pub(super) tx: TxNotifSw,
     pub(super) tx_pipe: TxPipeSw,
     pub(super) opts: EnsoConfig,
-    next_prefetch: usize,
 }
 
 impl Device {
@@ -28,7 +27,7 @@ impl Device {
         tx_pipe: TxPipeSw,
         opts: EnsoConfig,
     ) -> Device {
-        Device { pipes, notif, tx, tx_pipe, opts, next_prefetch: 0 }
+        Device { pipes, notif, tx, tx_pipe, opts }
     }
 
     /// Number of RX/TX pipes.
@@ -38,22 +37,23 @@ impl Device {
 
     /// Poll this thread's notification buffer once (§4.1.2): the pipe a notification names, with its
     /// known tail updated. With prefetching on (§4.2, low-latency mode), a notification that brings news
-    /// first asks the NIC for a fresh notification for the next pipe, so it is ready when this one is
-    /// consumed. One that repeats a tail software knows asks for nothing, as in Ensō's library
-    /// (`Device::NextRxPipeToRecv` with `LATENCY_OPT`, software/src/enso/pipe.cpp, prefetches only for a
-    /// pipe whose notified tail moved): else every answer, itself a notification, would ask again, and
-    /// answers would multiply while data keeps arriving. Notifications come a batch at a time
-    /// (`notif.rs`), so several for one pipe in a batch are one piece of news and ask once.
+    /// first asks the NIC for a fresh notification for the pipe it names, the next pipe software will
+    /// read, so that one is on its way while software consumes what this one announced: Ensō's library
+    /// (`Device::NextRxPipeToRecv` and `NextRxTxPipeToRecv` with `LATENCY_OPT`, software/src/enso/pipe.cpp)
+    /// prefetches the pipe it is about to return, and only one whose notified tail moved. One that
+    /// repeats a tail software knows asks for nothing: else every answer, itself a notification, would
+    /// ask again. Notifications come a batch at a time (`notif.rs`), so several for one pipe in a batch
+    /// are one piece of news and ask once.
     #[inline]
     pub fn next_rx_pipe_to_recv<P: Probe>(&mut self, p: &mut P) -> Option<usize> {
         let (pipe, tail) = self.notif.next(p)?;
         let pipe = pipe as usize;
         let news = self.pipes[pipe].notified(tail);
-        if self.opts.prefetch && news {
-            self.next_prefetch = (pipe + 1) % self.pipes.len();
-            if let Some(tail) = self.pipes[self.next_prefetch].prefetch(p) {
-                self.notif.answer((self.next_prefetch as u32, tail), p.answer_ns());
-            }
+        if self.opts.prefetch
+            && news
+            && let Some(tail) = self.pipes[pipe].prefetch(p)
+        {
+            self.notif.answer((pipe as u32, tail), p.answer_ns());
         }
         Some(pipe)
     }

@@ -48,7 +48,8 @@ pub struct EnsoConfig {
     pub pipes_per_core: usize,
     /// Notification pacing.
     pub notify: NotifyMode,
-    /// Notification prefetching (§4.2): ask for the next pipe's notification while consuming one.
+    /// Notification prefetching (§4.2): ask for a fresh notification for the pipe software reads next
+    /// before consuming what the last one announced.
     pub prefetch: bool,
     /// Chaotic Ensō's largest gap between messages, in quanta (used by `enso-chaotic`).
     pub chaotic_gap: u32,
@@ -140,6 +141,10 @@ impl<const V: u8> Design for EnsoDesign<V> {
         2 => "enso-prefetch",
         _ => "enso-chaotic",
     };
+    /// Ensō's kernel module maps the FPGA's BAR uncached (`pgprot_noncached` in
+    /// software/kernel/linux/intel_fpga_pcie_chr.c), and the library writes Head_SW, the notification
+    /// heads and the TX tail with plain stores behind a compiler barrier (`DevBackend::mmio_write32`).
+    const UNCACHED_REGISTERS: bool = true;
     type Device = EnsoDevice;
     type Driver = EnsoDriver;
 
