@@ -419,12 +419,30 @@ impl CqConsumer {
     /// array being consumed keeps its slot, and those it covers, until its last mini is taken.
     #[inline]
     pub fn ring_doorbell<P: Probe>(&mut self, p: &mut P) {
+        if let Some(done) = self.advance() {
+            self.shared.doorbell.ring(p, done);
+        }
+    }
+
+    /// Record how far this core has consumed without a register write: an Intel write-back ring has no
+    /// consumer register (the NIC writes a slot back only once software has posted its descriptor again,
+    /// through the RX tail), so the driver of one only keeps the count the device model reads.
+    #[inline]
+    pub fn release(&mut self) {
+        if let Some(done) = self.advance() {
+            self.shared.doorbell.set(done);
+        }
+    }
+
+    /// How far this core has consumed, if it moved since the last report.
+    #[inline]
+    fn advance(&mut self) -> Option<u32> {
         self.shared.taken.store(self.cons, Ordering::Relaxed);
         let done = self.array.map_or(self.cons, |a| a.base);
-        if self.rung != done {
-            self.shared.doorbell.ring(p, done);
+        (self.rung != done).then(|| {
             self.rung = done;
-        }
+            done
+        })
     }
 
     /// Completions consumed so far: the ring position of the next one.

@@ -26,6 +26,13 @@ impl Doorbell {
         self.writes.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Software sets the value where the device learns it without a register write (release, as
+    /// [`Doorbell::ring`]); not counted as a write.
+    #[inline]
+    pub fn set(&self, v: u32) {
+        self.value.store(v, Ordering::Release);
+    }
+
     /// The device reads the register (acquire).
     #[inline]
     pub fn read(&self) -> u32 {

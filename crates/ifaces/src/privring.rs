@@ -3,13 +3,16 @@
 //! writes each packet into the buffer of the next descriptor of the ring RSS chose and posts a
 //! completion; the core processes completions in order, reposts a fresh buffer in each consumed slot and
 //! rings the doorbells once per burst, or, as a poll-mode driver's vector path does, leaves consumed slots
-//! empty until a bulk refill at the start of a later burst ([`crate::refill`]). A "small privRing"
+//! empty until a bulk refill at the start of a later burst ([`crate::refill`]). On an Intel NIC (write-back
+//! completions, [`CqFormat::Wb32`]) the driver does as ice and i40e do: the completions are the descriptor
+//! ring itself, with no consumer register, and the scalar path writes the RX tail once it holds more than
+//! [`INTEL_RX_FREE_THRESH`] reposted descriptors (`ice_recv_pkts`, `i40e_recv_pkts`). A "small privRing"
 //! (shRing §3) is this design with a small `--ring`.
 
 use crate::arena::{Arena, BufId};
 use crate::core::CoreCtx;
 use crate::cqring::{
-    Completion, CqConsumer, CqProducer, Mini, close_all, completion_ring, compression_metrics, expire_all,
+    Completion, CqConsumer, CqFormat, CqProducer, Mini, close_all, completion_ring, compression_metrics, expire_all,
 };
 use crate::desc::{DescPrefetch, DescRing};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
@@ -26,6 +29,10 @@ use wire::QueueId;
 /// The privRing design.
 #[derive(Debug)]
 pub struct PrivRing;
+
+/// Reposted descriptors an Intel PMD holds before it writes the RX tail: DPDK's
+/// `ICE_DEFAULT_RX_FREE_THRESH` and `I40E_DEFAULT_RX_FREE_THRESH`, 32.
+pub const INTEL_RX_FREE_THRESH: u32 = 32;
 
 /// One core's receive rings as the NIC sees them.
 #[derive(Debug)]
@@ -48,8 +55,13 @@ pub struct PrivRingDevice {
 #[derive(Debug)]
 pub struct PrivRingDriver {
     ring: Arc<DescRing>,
-    /// Buffers posted so far (free-running; the ring's doorbell value).
+    /// Buffers posted so far (free-running).
     tail: u32,
+    /// The tail as last written to the ring's doorbell.
+    rung: u32,
+    /// Reposted descriptors held before the tail is written: 0 (every burst), or
+    /// [`INTEL_RX_FREE_THRESH`] on an Intel NIC, which also has no completion register.
+    free_thresh: u32,
     cq: CqConsumer,
     tx: TxDriver,
     refill: RxRefill,
@@ -71,6 +83,16 @@ impl Design for PrivRing {
     fn build(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<(PrivRingDevice, Vec<PrivRingDriver>), ConfigError> {
         cfg.validate_common()?;
         cfg.rx_refill.check(cfg.ring.get()).map_err(|e| ConfigError::new("rx-refill", e))?;
+        if matches!(cfg.cq, CqFormat::Wb32 { .. }) && cfg.ring.get() <= INTEL_RX_FREE_THRESH {
+            return Err(ConfigError::new(
+                "ring",
+                format!(
+                    "an Intel NIC's driver holds up to {INTEL_RX_FREE_THRESH} reposted descriptors before it writes \
+                     the RX tail (rx_free_thresh), so DPDK's ice and i40e need a larger ring; got {}",
+                    cfg.ring
+                ),
+            ));
+        }
         let (tx, tx_drivers) = TxSet::new(cfg);
         let mut queues = Vec::with_capacity(cfg.cores);
         let mut drivers = Vec::with_capacity(cfg.cores);
@@ -88,6 +110,8 @@ impl Design for PrivRing {
             drivers.push(PrivRingDriver {
                 ring,
                 tail: cfg.ring.get(),
+                rung: cfg.ring.get(),
+                free_thresh: if matches!(cfg.cq, CqFormat::Wb32 { .. }) { INTEL_RX_FREE_THRESH } else { 0 },
                 cq,
                 tx,
                 refill: cfg.rx_refill,
@@ -179,7 +203,21 @@ impl PrivRingDriver {
             slots::post(p, &self.ring, size.slot(self.tail.wrapping_add(k as u32)), id, core);
         }
         self.tail = self.tail.wrapping_add(due);
+        self.ring_tail(p);
+    }
+
+    /// Write the RX tail, unless fewer than `free_thresh` reposted descriptors are held since the last write.
+    #[inline]
+    fn post_tail<P: Probe>(&mut self, p: &mut P) {
+        if self.tail.wrapping_sub(self.rung) > self.free_thresh {
+            self.ring_tail(p);
+        }
+    }
+
+    #[inline]
+    fn ring_tail<P: Probe>(&mut self, p: &mut P) {
         self.ring.doorbell.ring(p, self.tail);
+        self.rung = self.tail;
     }
 }
 
@@ -224,11 +262,15 @@ impl DriverSide for PrivRingDriver {
                 n += 1;
             }
             if n > 0 {
-                self.cq.ring_doorbell(p);
+                if self.free_thresh > 0 {
+                    self.cq.release();
+                } else {
+                    self.cq.ring_doorbell(p);
+                }
                 if per_slot {
                     debug_assert_eq!(size.slot(self.tail), size.slot(self.cq.consumed().wrapping_sub(n as u32)));
                     self.tail = self.tail.wrapping_add(n as u32);
-                    self.ring.doorbell.ring(p, self.tail);
+                    self.post_tail(p);
                 }
             }
             n
@@ -318,6 +360,8 @@ mod tests {
         ) {
             let cq = [CqFormat::Cqe64 { compress: false }, CqFormat::Cqe64 { compress: true }, CqFormat::Wb32 { packing: crate::wbpack::WbPacking::NONE }][format];
             let (rx_refill, ring) = [(RxRefill::PerSlot, 8), (RxRefill::Intel { chunk: 2 }, 8), (RxRefill::Mlx5, 32)][refill];
+            // An Intel ring holds up to 32 reposted descriptors before its tail is written: more than that.
+            let ring = if matches!(cq, CqFormat::Wb32 { .. }) { 64 } else { ring };
             let cfg = IfaceConfig { cq, rx_refill, ring: RingSize::new(ring).unwrap(), ..small(3) };
             let arena = Arena::new("t", PrivRing::buffers_needed(&cfg), BufLayout::default()).unwrap();
             let pool = SharedPool::new(Arc::new(arena));
