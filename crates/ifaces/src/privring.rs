@@ -83,7 +83,8 @@ impl Design for PrivRing {
     fn build(cfg: &IfaceConfig, pool: &Arc<SharedPool>) -> Result<(PrivRingDevice, Vec<PrivRingDriver>), ConfigError> {
         cfg.validate_common()?;
         cfg.rx_refill.check(cfg.ring.get()).map_err(|e| ConfigError::new("rx-refill", e))?;
-        if matches!(cfg.cq, CqFormat::Wb32 { .. }) && cfg.ring.get() <= INTEL_RX_FREE_THRESH {
+        let free_thresh = if matches!(cfg.cq, CqFormat::Wb32 { .. }) { INTEL_RX_FREE_THRESH } else { 0 };
+        if free_thresh > 0 && cfg.ring.get() <= free_thresh {
             return Err(ConfigError::new(
                 "ring",
                 format!(
@@ -111,7 +112,7 @@ impl Design for PrivRing {
                 ring,
                 tail: cfg.ring.get(),
                 rung: cfg.ring.get(),
-                free_thresh: if matches!(cfg.cq, CqFormat::Wb32 { .. }) { INTEL_RX_FREE_THRESH } else { 0 },
+                free_thresh,
                 cq,
                 tx,
                 refill: cfg.rx_refill,
