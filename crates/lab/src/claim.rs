@@ -12,7 +12,8 @@
 //! a = "privRing"                    # rows with this label, or a table of parameters: { iface = "privring", ring = 64 }
 //!                                   # a parameter may be given a range: { rate = { from = "10G", to = "30G" } }
 //!                                   # or a list of values, any of which matches: { app = ["nat", "lb"] }
-//! b = "rxBisect"                    # leave out to compare a's value itself
+//! b = "rxBisect"                    # leave out to compare a's value itself; the higher of two sides'
+//!                                   # values: { higher_of = [{ label = "privRing" }, { label = "shRing/8" }] }
 //! paper = 0.80                      # the paper's a / b
 //! tolerance = 0.25                  # default: within ±25 % of the paper's ratio
 //! bound = "about"                   # or "at_least" / "at_most" (the paper's "≥ 46 %"), tolerance included
@@ -43,6 +44,10 @@
 //! ```
 //!
 //! A pair whose denominator is zero or missing has no ratio and is left out.
+//!
+//! Statements of other shapes: `b_metric = "..."` gives b's side its own metric (two metrics of the same
+//! rows), `compare = "difference"` takes a - b instead of a / b, and `c` with `d` divide a / b by c / d
+//! (a ratio of ratios).
 //!
 //! Where both sides' points ran `--trials` (the papers' "trimmed means of ten runs"), the verdict also
 //! says how the ratio spreads over the simulator seeds: each seed's own ratio, from the numbers every
@@ -101,8 +106,21 @@ impl Published {
 pub enum Select {
     /// Rows with this label.
     Label(String),
+    /// The higher of several sides' values (see [`HigherOf`]).
+    Higher(HigherOf),
     /// Rows whose parameters have these values.
     Params(toml::Table),
+}
+
+/// A side whose value is the higher of several sides' values, each chosen as any side is: rxBisect's
+/// idealized dynamic shRing, which "does not run but instead reports the better result between privRing
+/// and shRing" (rxBisect §6), is `{ higher_of = [{ label = "privRing" }, { label = "shRing/8" }] }`.
+/// Every alternative must have a value; a paired check takes the higher of the alternatives' partners.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HigherOf {
+    /// The alternatives.
+    pub higher_of: Vec<Select>,
 }
 
 fn default_tolerance() -> f64 {
@@ -137,6 +155,37 @@ pub struct Check {
     /// What the pairs' ratios give.
     #[serde(default)]
     pub take: Take,
+    /// b's (and d's) metric where it is not a's: two metrics of the same rows, as nicmem §3.1's "PCIe out
+    /// exceeds PCIe in".
+    pub b_metric: Option<String>,
+    /// How a's value is compared with b's.
+    #[serde(default)]
+    pub compare: Compare,
+    /// With `d`, a second ratio c / d that divides a / b: a ratio of ratios ("deterministic service is
+    /// the case with fewer benefits", COREC §3.2).
+    pub c: Option<Select>,
+    /// The denominator of the second ratio.
+    pub d: Option<Select>,
+}
+
+/// How a check compares a's value with b's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Compare {
+    /// a / b (none where b is zero).
+    #[default]
+    Ratio,
+    /// a - b, in the metric's unit ("reduces latency by up to 8 us", Ensō §7.3.3).
+    Difference,
+}
+
+impl Compare {
+    fn apply(self, x: f64, y: f64) -> Option<f64> {
+        match self {
+            Compare::Ratio => (y != 0.0).then_some(x / y),
+            Compare::Difference => Some(x - y),
+        }
+    }
 }
 
 /// What a paired check takes of its ratios (`take`); `above = X` takes the share above X instead.
@@ -281,13 +330,23 @@ impl Select {
         }
         match self {
             Select::Label(l) => r.label() == *l,
+            Select::Higher(h) => h.higher_of.iter().any(|s| s.matches(r)),
             Select::Params(t) => t.iter().all(|(k, v)| one(k, v, r)),
         }
     }
 
-    /// Refuse a range with keys other than `from` and `to`, or a bound that is no number, rate or count.
+    /// Refuse a range with keys other than `from` and `to`, or a bound that is no number, rate or count,
+    /// and a `higher_of` with no alternatives or beside parameters.
     pub fn validate(&self) -> anyhow::Result<()> {
-        let Select::Params(t) = self else { return Ok(()) };
+        let t = match self {
+            Select::Label(_) => return Ok(()),
+            Select::Higher(h) if h.higher_of.is_empty() => anyhow::bail!("`higher_of` needs alternatives"),
+            Select::Higher(h) => return h.higher_of.iter().try_for_each(Select::validate),
+            Select::Params(t) => t,
+        };
+        if t.contains_key("higher_of") {
+            anyhow::bail!("`higher_of` stands alone: give each alternative its own parameters");
+        }
         for (k, v) in t {
             let toml::Value::Table(range) = v else { continue };
             if range.is_empty() {
@@ -317,10 +376,20 @@ impl Select {
     pub fn partner<'r>(&self, rows: impl IntoIterator<Item = &'r Row>, row: &Row, pair: &[String]) -> Option<&'r Row> {
         rows.into_iter().find(|o| self.matches(o) && pair.iter().all(|k| o.text(k) == row.text(k)))
     }
+
+    /// The value a side takes of its rows with `value` (a mean, a share, one seed's mean): of a
+    /// `higher_of` the highest of its alternatives' values, `None` where any alternative has none.
+    fn value<T>(&self, value: &impl Fn(&Select) -> Option<T>, higher: fn(T, T) -> Option<T>) -> Option<T> {
+        match self {
+            Select::Higher(h) => h.higher_of.iter().map(|s| s.value(value, higher)).reduce(|x, y| higher(x?, y?))?,
+            s => value(s),
+        }
+    }
 }
 
 impl Check {
-    /// Refuse `pair` without a `b` to pair with, and `take` without `pair`.
+    /// Refuse `pair` without a `b` to pair with, `take` without `pair`, and sides or options that have
+    /// nothing to apply to.
     pub fn validate(&self) -> anyhow::Result<()> {
         if !self.pair.is_empty() && self.b.is_none() {
             anyhow::bail!("`pair` compares a's rows with b's: give `b`, or leave `pair` out");
@@ -328,24 +397,74 @@ impl Check {
         if self.pair.is_empty() && self.take != Take::Mean {
             anyhow::bail!("`take` chooses among paired ratios: give `pair = [columns]`, or leave `take` out");
         }
-        self.a.validate().map_err(|e| anyhow::anyhow!("a: {e:#}"))?;
-        if let Some(b) = &self.b {
-            b.validate().map_err(|e| anyhow::anyhow!("b: {e:#}"))?;
+        let higher = |s: Option<&Select>| matches!(s, Some(Select::Higher(_)));
+        if !self.pair.is_empty() && higher(Some(&self.a)) {
+            anyhow::bail!("a paired check takes its configurations from a's rows: `higher_of` goes in `b`");
+        }
+        if self.above.is_some()
+            && [Some(&self.a), self.b.as_ref(), self.c.as_ref(), self.d.as_ref()].into_iter().any(higher)
+        {
+            anyhow::bail!("`above` counts rows, `higher_of` compares values: use one or the other");
+        }
+        if self.b.is_none() && (self.b_metric.is_some() || self.compare != Compare::Ratio) {
+            anyhow::bail!("`b_metric` and `compare` apply to b's side: give `b`");
+        }
+        if self.c.is_some() != self.d.is_some() {
+            anyhow::bail!("a ratio of ratios divides by c / d: give both `c` and `d`, or neither");
+        }
+        if self.c.is_some() && (self.b.is_none() || !self.pair.is_empty() || self.compare != Compare::Ratio) {
+            anyhow::bail!("`c` and `d` divide the ratio a / b of an unpaired check: give `b`, no `pair`, no `compare`");
+        }
+        for (name, side) in
+            [("a", Some(&self.a)), ("b", self.b.as_ref()), ("c", self.c.as_ref()), ("d", self.d.as_ref())]
+        {
+            if let Some(s) = side {
+                s.validate().map_err(|e| anyhow::anyhow!("{name}: {e:#}"))?;
+            }
         }
         Ok(())
     }
 
+    /// The metric of b's and d's side.
+    fn b_metric(&self) -> &str {
+        self.b_metric.as_deref().unwrap_or(&self.metric)
+    }
+
+    /// The check's value from its sides' values, one per seed (or a single value under seed 0):
+    /// a, a compared with b, or that divided by c / d; `None` where a side has no value, the sides ran
+    /// different seeds, or a ratio's denominator is zero.
+    fn combine(&self, side: impl Fn(&Select, &str) -> Option<Vec<(u64, f64)>>) -> Option<Vec<f64>> {
+        fn zip(x: Vec<(u64, f64)>, y: Vec<(u64, f64)>, f: impl Fn(f64, f64) -> Option<f64>) -> Option<Vec<(u64, f64)>> {
+            if x.len() != y.len() {
+                return None;
+            }
+            x.into_iter().zip(y).map(|(x, y)| if x.0 == y.0 { f(x.1, y.1).map(|v| (x.0, v)) } else { None }).collect()
+        }
+        let a = side(&self.a, &self.metric)?;
+        let mut v = match &self.b {
+            None => a,
+            Some(b) => zip(a, side(b, self.b_metric())?, |x, y| self.compare.apply(x, y))?,
+        };
+        if let (Some(c), Some(d)) = (&self.c, &self.d) {
+            let cd = zip(side(c, &self.metric)?, side(d, self.b_metric())?, |x, y| Compare::Ratio.apply(x, y))?;
+            v = zip(v, cd, |x, y| Compare::Ratio.apply(x, y))?;
+        }
+        Some(v.into_iter().map(|x| x.1).collect())
+    }
+
     /// Each seed's value of a side (the mean over its rows of that seed's run), paired by seed; `None`
     /// unless every row ran the same two or more seeds and kept this metric per run.
-    fn side_seeds(&self, s: &Select, rows: &[Row]) -> Option<Vec<(u64, f64)>> {
-        if self.above.is_some() || !self.pair.is_empty() {
-            return None;
-        }
-        let per: Vec<Vec<(u64, f64)>> = rows
-            .iter()
-            .filter(|r| s.matches(r))
-            .map(|r| crate::trials::per_run(r, &self.metric))
-            .collect::<Option<_>>()?;
+    fn side_seeds(s: &Select, metric: &str, rows: &[Row]) -> Option<Vec<(u64, f64)>> {
+        s.value(&|s| Self::rows_seeds(s, metric, rows), |x, y| {
+            (x.len() == y.len() && x.iter().zip(&y).all(|(x, y)| x.0 == y.0))
+                .then(|| x.iter().zip(&y).map(|(x, y)| (x.0, x.1.max(y.1))).collect())
+        })
+    }
+
+    /// [`Check::side_seeds`] of the rows one selection chooses.
+    fn rows_seeds(s: &Select, metric: &str, rows: &[Row]) -> Option<Vec<(u64, f64)>> {
+        let per: Vec<Vec<(u64, f64)>> =
+            rows.iter().filter(|r| s.matches(r)).map(|r| crate::trials::per_run(r, metric)).collect::<Option<_>>()?;
         let first = per.first()?;
         let same = per.iter().all(|p| p.len() == first.len() && p.iter().zip(first).all(|(x, y)| x.0 == y.0));
         (first.len() >= 2 && same).then(|| {
@@ -358,24 +477,17 @@ impl Check {
         })
     }
 
-    /// The check's ratio seed by seed.
+    /// The check's value seed by seed; none for shares (`above`) and paired checks.
     fn seeds(&self, rows: &[Row]) -> Option<Seeds> {
-        let a = self.side_seeds(&self.a, rows)?;
-        let ratios: Vec<f64> = match &self.b {
-            None => a.iter().map(|x| x.1).collect(),
-            Some(b) => {
-                let b = self.side_seeds(b, rows)?;
-                if b.len() != a.len() || a.iter().zip(&b).any(|(x, y)| x.0 != y.0 || y.1 == 0.0) {
-                    return None;
-                }
-                a.iter().zip(&b).map(|(x, y)| x.1 / y.1).collect()
-            }
-        };
+        if self.above.is_some() || !self.pair.is_empty() {
+            return None;
+        }
+        let values = self.combine(|s, m| Self::side_seeds(s, m, rows))?;
         Some(Seeds {
-            n: ratios.len(),
-            within: ratios.iter().filter(|x| self.holds(**x)).count(),
-            min: ratios.iter().copied().fold(f64::INFINITY, f64::min),
-            max: ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            n: values.len(),
+            within: values.iter().filter(|x| self.holds(**x)).count(),
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         })
     }
 
@@ -389,8 +501,14 @@ impl Check {
         }
     }
 
-    fn side(&self, s: &Select, rows: &[Row]) -> Option<f64> {
-        let vals: Vec<f64> = rows.iter().filter(|r| s.matches(r)).filter_map(|r| r.metric(&self.metric)).collect();
+    /// A side's value: the mean of `metric` over its rows, or the share above `above`.
+    fn side(&self, s: &Select, metric: &str, rows: &[Row]) -> Option<f64> {
+        s.value(&|s| self.rows_side(s, metric, rows), |x, y| Some(x.max(y)))
+    }
+
+    /// [`Check::side`] of the rows one selection chooses.
+    fn rows_side(&self, s: &Select, metric: &str, rows: &[Row]) -> Option<f64> {
+        let vals: Vec<f64> = rows.iter().filter(|r| s.matches(r)).filter_map(|r| r.metric(metric)).collect();
         if vals.is_empty() {
             return None;
         }
@@ -401,27 +519,26 @@ impl Check {
         })
     }
 
-    /// A paired check's value: one ratio for each of a's rows and the b row with the same values of the
-    /// `pair` columns, then their share above `above`, or the `take` of them.
+    /// A paired check's value: one comparison for each of a's rows and the b row with the same values
+    /// of the `pair` columns, then their share above `above`, or the `take` of them.
     fn paired(&self, b: &Select, rows: &[Row]) -> Option<f64> {
-        let ratios: Vec<f64> = rows
+        let values: Vec<f64> = rows
             .iter()
             .filter(|r| self.a.matches(r))
             .filter_map(|r| {
-                let other = b.partner(rows, r, &self.pair)?;
-                let (x, y) = (r.metric(&self.metric)?, other.metric(&self.metric)?);
-                (y != 0.0).then_some(x / y)
+                let partner = |s: &Select| s.partner(rows, r, &self.pair)?.metric(self.b_metric());
+                self.compare.apply(r.metric(&self.metric)?, b.value(&partner, |x, y| Some(x.max(y)))?)
             })
             .collect();
-        if ratios.is_empty() {
+        if values.is_empty() {
             return None;
         }
-        let n = ratios.len() as f64;
+        let n = values.len() as f64;
         Some(match (self.above, self.take) {
-            (Some(t), _) => ratios.iter().filter(|x| **x > t).count() as f64 / n,
-            (None, Take::Mean) => ratios.iter().sum::<f64>() / n,
-            (None, Take::Min) => ratios.iter().copied().fold(f64::INFINITY, f64::min),
-            (None, Take::Max) => ratios.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+            (Some(t), _) => values.iter().filter(|x| **x > t).count() as f64 / n,
+            (None, Take::Mean) => values.iter().sum::<f64>() / n,
+            (None, Take::Min) => values.iter().copied().fold(f64::INFINITY, f64::min),
+            (None, Take::Max) => values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         })
     }
 
@@ -429,8 +546,7 @@ impl Check {
     pub fn verdict(&self, rows: &[Row]) -> Verdict {
         let rxlab = match &self.b {
             Some(b) if !self.pair.is_empty() => self.paired(b, rows),
-            None => self.side(&self.a, rows),
-            Some(b) => self.side(&self.a, rows).zip(self.side(b, rows)).and_then(|(a, b)| (b != 0.0).then_some(a / b)),
+            _ => self.combine(|s, m| self.side(s, m, rows).map(|x| vec![(0, x)])).map(|v| v[0]),
         };
         Verdict {
             what: self.what.clone(),
@@ -570,6 +686,111 @@ mod tests {
             toml::from_str("what = \"x\"\nmetric = \"g\"\na = { ring = { from = 512, to = \"1Ki\" } }\npaper = 1.0")
                 .unwrap();
         assert_eq!(c.verdict(&[ring]).rxlab, Some(3.0));
+    }
+
+    #[test]
+    fn higher_of_takes_the_better_alternative_per_configuration() {
+        let rows = [
+            config("x", 1, 200.0),
+            config("p", 1, 180.0),
+            config("s", 1, 190.0),
+            config("x", 9, 200.0),
+            config("p", 9, 160.0),
+            config("s", 9, 80.0),
+        ];
+        let check = |extra: &str| -> Check {
+            toml::from_str(&format!(
+                "what = \"x\"\nmetric = \"g\"\npaper = 1.0\n{extra}\nb = {{ higher_of = [{{ label = \"p\" }}, {{ label = \"s\" }}] }}"
+            ))
+            .unwrap()
+        };
+        // Per configuration: 200 / max(180, 190) and 200 / max(160, 80).
+        let paired = check("a = \"x\"\npair = [\"app_params\"]\ntake = \"max\"");
+        assert!(paired.validate().is_ok());
+        assert_eq!(paired.verdict(&rows).rxlab, Some(200.0 / 160.0));
+        // Unpaired, the higher of the alternatives' means: (180 + 160) / 2 against (190 + 80) / 2.
+        assert_eq!(check("a = \"x\"").verdict(&rows).rxlab, Some(200.0 / 170.0));
+        // An alternative without rows leaves the side without a value.
+        let missing: Check = toml::from_str(
+            "what = \"x\"\nmetric = \"g\"\npaper = 1.0\na = \"x\"\nb = { higher_of = [\"p\", \"none\"] }",
+        )
+        .unwrap();
+        assert_eq!(missing.verdict(&rows).rxlab, None);
+        // Seed by seed, the higher alternative of each seed.
+        let seeded = [trials("x", &[200.0, 200.0]), trials("p", &[100.0, 190.0]), trials("s", &[160.0, 100.0])];
+        let c: Check = toml::from_str(
+            "what = \"x\"\nmetric = \"throughput.gbps_wire\"\npaper = 1.25\ntolerance = 0.01\na = \"x\"\nb = { higher_of = [\"p\", \"s\"] }",
+        )
+        .unwrap();
+        let s = c.verdict(&seeded).seeds.expect("every side ran trials");
+        assert_eq!((s.within, s.min, s.max), (1, 200.0 / 190.0, 1.25));
+        // Refused: no alternatives, parameters beside them, a higher_of whose rows a paired check walks,
+        // and `above` with it.
+        let refused = |t: &str| -> String {
+            let c: Check = toml::from_str(&format!("what = \"x\"\nmetric = \"g\"\npaper = 1.0\n{t}")).unwrap();
+            c.validate().unwrap_err().to_string()
+        };
+        assert!(refused("a = \"x\"\nb = { higher_of = [] }").contains("needs alternatives"));
+        assert!(refused("a = \"x\"\nb = { higher_of = [\"p\"], app = \"nat\" }").contains("stands alone"));
+        assert!(
+            refused("b = \"x\"\na = { higher_of = [\"p\", \"s\"] }\npair = [\"app_params\"]").contains("goes in `b`")
+        );
+        assert!(refused("a = \"x\"\nb = { higher_of = [\"p\"] }\nabove = 1.0").contains("one or the other"));
+    }
+
+    #[test]
+    fn two_metrics_differences_and_ratios_of_ratios() {
+        let mut host = config("host", 1, 100.0);
+        host.metrics.insert("h".into(), 80.0.into());
+        let rows = [host, config("nic", 1, 60.0), config("host", 2, 30.0), config("nic", 2, 20.0)];
+        let check = |t: &str| -> Check {
+            let c: Check = toml::from_str(&format!("what = \"x\"\nmetric = \"g\"\npaper = 1.0\n{t}")).unwrap();
+            c.validate().unwrap();
+            c
+        };
+        let one = |label: &str, n: u32| format!("{{ label = \"{label}\", app_params = \"reads={n}\" }}");
+        // One row's two metrics: g / h.
+        assert_eq!(
+            check(&format!("a = {0}\nb = {0}\nb_metric = \"h\"", one("host", 1))).verdict(&rows).rxlab,
+            Some(1.25)
+        );
+        // Differences, unpaired and the largest of the paired ones.
+        assert_eq!(check("a = \"host\"\nb = \"nic\"\ncompare = \"difference\"").verdict(&rows).rxlab, Some(25.0));
+        let most = "a = \"host\"\nb = \"nic\"\ncompare = \"difference\"\npair = [\"app_params\"]\ntake = \"max\"";
+        assert_eq!(check(most).verdict(&rows).rxlab, Some(40.0));
+        // (100 / 60) / (30 / 20).
+        let rr = check(&format!(
+            "a = {}\nb = {}\nc = {}\nd = {}",
+            one("host", 1),
+            one("nic", 1),
+            one("host", 2),
+            one("nic", 2)
+        ));
+        assert_eq!(rr.verdict(&rows).rxlab, Some(100.0 / 60.0 / 1.5));
+        // Seed by seed as well.
+        let seeded = [
+            trials("p", &[100.0, 90.0]),
+            trials("q", &[50.0, 60.0]),
+            trials("r", &[10.0, 10.0]),
+            trials("s", &[10.0, 20.0]),
+        ];
+        let c: Check = toml::from_str(
+            "what = \"x\"\nmetric = \"throughput.gbps_wire\"\npaper = 1.0\na = \"p\"\nb = \"q\"\nc = \"r\"\nd = \"s\"",
+        )
+        .unwrap();
+        let s = c.verdict(&seeded).seeds.expect("every side ran trials");
+        assert_eq!((s.n, s.min, s.max), (2, 2.0, 3.0));
+        let refused = |t: &str| -> String {
+            let c: Check = toml::from_str(&format!("what = \"x\"\nmetric = \"g\"\npaper = 1.0\n{t}")).unwrap();
+            c.validate().unwrap_err().to_string()
+        };
+        assert!(refused("a = \"p\"\nb_metric = \"h\"").contains("give `b`"));
+        assert!(refused("a = \"p\"\ncompare = \"difference\"").contains("give `b`"));
+        assert!(refused("a = \"p\"\nb = \"q\"\nc = \"r\"").contains("both `c` and `d`"));
+        assert!(
+            refused("a = \"p\"\nb = \"q\"\nc = \"r\"\nd = \"s\"\ncompare = \"difference\"").contains("no `compare`")
+        );
+        assert!(refused("a = \"p\"\nb = \"q\"\nc = \"r\"\nd = \"s\"\npair = [\"app\"]").contains("no `pair`"));
     }
 
     #[test]
