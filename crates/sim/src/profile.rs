@@ -558,6 +558,18 @@ const XL710_WB_DESCRIPTORS: u32 = 4;
 /// `__vsi_queues_bind_intr`), whose expiry posts "all leftover completed descriptors" (same commit).
 const XL710_WB_TIMER_NS: u64 = 32_000;
 
+/// Receive descriptors the E810 writes back together: "Descriptors will be written back on cache line
+/// boundaries" unless the driver forces a write-back (Linux ice, `ice_set_wb_on_itr` in ice_txrx.c), and
+/// the E810's PCI cache line is the host's 64 bytes (`lspci` of an E810: "Cache Line Size: 64 bytes"),
+/// two of DPDK's 32-byte descriptors. [`ifaces::wbpack`].
+const E810_WB_DESCRIPTORS: u32 = 2;
+
+/// How long a partial line of the E810's write-backs waits: DPDK 20.11's ice binds every queue to an
+/// interrupt vector at start, polling or not (`ice_dev_start` -> `ice_rxq_intr_setup`), with ITR 0x10 in
+/// 2 us units, 32 us (`__vsi_queues_bind_intr`: `GLINT_ITR(0, msix_vect)`), and sets WB_ON_ITR, whose
+/// expiry writes the leftovers back (`ice_vsi_enable_queues_intr`: `GLINT_DYN_CTL_WB_ON_ITR_M`).
+const E810_WB_TIMER_NS: u64 = 32_000;
+
 /// COREC's testbed frees sent mbufs without reading them: its l3fwd ran on "DPDK v21.11" ([P3] §3.4.3),
 /// whose l3fwd asks for `RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE` whenever the port offers it
 /// (examples/l3fwd/main.c), which i40e does, and whose i40e then puts sent mbufs back in bulk without
@@ -769,10 +781,14 @@ const I9_SOURCES: &[Source] = &[
     ("nic.cqe_compression", "Intel NICs have no CQE compression"),
     (
         "nic.wb_descriptors",
-        "not packed: no source at hand says how the E810 packs write-backs under DPDK's ice driver, which \
-         programs no ITR; its runs are at saturation, where bursts of 64 fill any line",
+        "a 64-byte line of 32-byte descriptors (Linux ice's `ice_set_wb_on_itr`: \"written back on cache \
+         line boundaries\"; an E810's PCI cache line size, 64 bytes): E810_WB_DESCRIPTORS in sim/src/profile.rs",
     ),
-    ("nic.wb_timer_ns", "no write-back packing"),
+    (
+        "nic.wb_timer_ns",
+        "DPDK 20.11 ice's ITR of 0x10 x 2 us with WB_ON_ITR set at start (`__vsi_queues_bind_intr`, \
+         `ice_vsi_enable_queues_intr`): E810_WB_TIMER_NS in sim/src/profile.rs",
+    ),
     (
         "nic.tx_fast_free",
         "off: Ensō's artifact runs DPDK 20.11, and ice's vector `ice_tx_free_bufs` reads every mbuf it \
@@ -935,8 +951,8 @@ impl Profile {
                 cqe_compression: false,
                 reta_entries: 128,
                 pmd_cycles: E810_PMD_CYCLES,
-                wb_descriptors: 1,
-                wb_timer_ns: 0,
+                wb_descriptors: E810_WB_DESCRIPTORS,
+                wb_timer_ns: E810_WB_TIMER_NS,
                 tx_fast_free: false,
                 rx_refill: ifaces::RxRefill::PerSlot,
             },
