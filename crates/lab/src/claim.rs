@@ -603,6 +603,16 @@ mod tests {
         r
     }
 
+    /// A check of metric `g` and paper value 1 with these other keys.
+    fn parse(keys: &str) -> Check {
+        toml::from_str(&format!("what = \"x\"\nmetric = \"g\"\npaper = 1.0\n{keys}")).unwrap()
+    }
+
+    /// Why [`parse`]'s check with these keys is refused.
+    fn refused(keys: &str) -> String {
+        parse(keys).validate().unwrap_err().to_string()
+    }
+
     fn config(label: &str, reads: u32, gbps: f64) -> Row {
         let mut r = row(label, gbps);
         r.params.insert("app_params".into(), format!("reads={reads}").into());
@@ -625,12 +635,7 @@ mod tests {
             config("s", 12, 90.0),
             config("p", 12, 0.0),
         ];
-        let check = |extra: &str| -> Check {
-            toml::from_str(&format!(
-                "what = \"x\"\nmetric = \"g\"\na = \"s\"\nb = \"p\"\npaper = 1.0\npair = [\"app_params\"]\n{extra}"
-            ))
-            .unwrap()
-        };
+        let check = |extra: &str| parse(&format!("a = \"s\"\nb = \"p\"\npair = [\"app_params\"]\n{extra}"));
         // Ratios 1.0 and 1.5; reads=12 has no denominator and is left out.
         assert_eq!(check("").verdict(&rows).rxlab, Some(1.25));
         assert_eq!(check("take = \"min\"").verdict(&rows).rxlab, Some(1.0));
@@ -690,20 +695,11 @@ mod tests {
 
     #[test]
     fn higher_of_takes_the_better_alternative_per_configuration() {
-        let rows = [
-            config("x", 1, 200.0),
-            config("p", 1, 180.0),
-            config("s", 1, 190.0),
-            config("x", 9, 200.0),
-            config("p", 9, 160.0),
-            config("s", 9, 80.0),
-        ];
-        let check = |extra: &str| -> Check {
-            toml::from_str(&format!(
-                "what = \"x\"\nmetric = \"g\"\npaper = 1.0\n{extra}\nb = {{ higher_of = [{{ label = \"p\" }}, {{ label = \"s\" }}] }}"
-            ))
-            .unwrap()
-        };
+        let rows =
+            [("x", 1, 200.0), ("p", 1, 180.0), ("s", 1, 190.0), ("x", 9, 200.0), ("p", 9, 160.0), ("s", 9, 80.0)]
+                .map(|(label, reads, g)| config(label, reads, g));
+        let check =
+            |extra: &str| parse(&format!("{extra}\nb = {{ higher_of = [{{ label = \"p\" }}, {{ label = \"s\" }}] }}"));
         // Per configuration: 200 / max(180, 190) and 200 / max(160, 80).
         let paired = check("a = \"x\"\npair = [\"app_params\"]\ntake = \"max\"");
         assert!(paired.validate().is_ok());
@@ -726,16 +722,14 @@ mod tests {
         assert_eq!((s.within, s.min, s.max), (1, 200.0 / 190.0, 1.25));
         // Refused: no alternatives, parameters beside them, a higher_of whose rows a paired check walks,
         // and `above` with it.
-        let refused = |t: &str| -> String {
-            let c: Check = toml::from_str(&format!("what = \"x\"\nmetric = \"g\"\npaper = 1.0\n{t}")).unwrap();
-            c.validate().unwrap_err().to_string()
-        };
-        assert!(refused("a = \"x\"\nb = { higher_of = [] }").contains("needs alternatives"));
-        assert!(refused("a = \"x\"\nb = { higher_of = [\"p\"], app = \"nat\" }").contains("stands alone"));
-        assert!(
-            refused("b = \"x\"\na = { higher_of = [\"p\", \"s\"] }\npair = [\"app_params\"]").contains("goes in `b`")
-        );
-        assert!(refused("a = \"x\"\nb = { higher_of = [\"p\"] }\nabove = 1.0").contains("one or the other"));
+        for (keys, why) in [
+            ("a = \"x\"\nb = { higher_of = [] }", "needs alternatives"),
+            ("a = \"x\"\nb = { higher_of = [\"p\"], app = \"nat\" }", "stands alone"),
+            ("b = \"x\"\na = { higher_of = [\"p\", \"s\"] }\npair = [\"app_params\"]", "goes in `b`"),
+            ("a = \"x\"\nb = { higher_of = [\"p\"] }\nabove = 1.0", "one or the other"),
+        ] {
+            assert!(refused(keys).contains(why), "{keys}");
+        }
     }
 
     #[test]
@@ -780,17 +774,15 @@ mod tests {
         .unwrap();
         let s = c.verdict(&seeded).seeds.expect("every side ran trials");
         assert_eq!((s.n, s.min, s.max), (2, 2.0, 3.0));
-        let refused = |t: &str| -> String {
-            let c: Check = toml::from_str(&format!("what = \"x\"\nmetric = \"g\"\npaper = 1.0\n{t}")).unwrap();
-            c.validate().unwrap_err().to_string()
-        };
-        assert!(refused("a = \"p\"\nb_metric = \"h\"").contains("give `b`"));
-        assert!(refused("a = \"p\"\ncompare = \"difference\"").contains("give `b`"));
-        assert!(refused("a = \"p\"\nb = \"q\"\nc = \"r\"").contains("both `c` and `d`"));
-        assert!(
-            refused("a = \"p\"\nb = \"q\"\nc = \"r\"\nd = \"s\"\ncompare = \"difference\"").contains("no `compare`")
-        );
-        assert!(refused("a = \"p\"\nb = \"q\"\nc = \"r\"\nd = \"s\"\npair = [\"app\"]").contains("no `pair`"));
+        for (keys, why) in [
+            ("a = \"p\"\nb_metric = \"h\"", "give `b`"),
+            ("a = \"p\"\ncompare = \"difference\"", "give `b`"),
+            ("a = \"p\"\nb = \"q\"\nc = \"r\"", "both `c` and `d`"),
+            ("a = \"p\"\nb = \"q\"\nc = \"r\"\nd = \"s\"\ncompare = \"difference\"", "no `compare`"),
+            ("a = \"p\"\nb = \"q\"\nc = \"r\"\nd = \"s\"\npair = [\"app\"]", "no `pair`"),
+        ] {
+            assert!(refused(keys).contains(why), "{keys}");
+        }
     }
 
     #[test]
