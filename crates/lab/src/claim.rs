@@ -168,6 +168,15 @@ pub struct Check {
     pub d: Option<Select>,
 }
 
+/// Two sides' values seed by seed, `f` of each seed's pair; `None` where the seeds differ or `f` has no
+/// value.
+fn zip(x: Vec<(u64, f64)>, y: Vec<(u64, f64)>, f: impl Fn(f64, f64) -> Option<f64>) -> Option<Vec<(u64, f64)>> {
+    if x.len() != y.len() {
+        return None;
+    }
+    x.into_iter().zip(y).map(|(x, y)| if x.0 == y.0 { f(x.1, y.1).map(|v| (x.0, v)) } else { None }).collect()
+}
+
 /// How a check compares a's value with b's.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -434,12 +443,6 @@ impl Check {
     /// a, a compared with b, or that divided by c / d; `None` where a side has no value, the sides ran
     /// different seeds, or a ratio's denominator is zero.
     fn combine(&self, side: impl Fn(&Select, &str) -> Option<Vec<(u64, f64)>>) -> Option<Vec<f64>> {
-        fn zip(x: Vec<(u64, f64)>, y: Vec<(u64, f64)>, f: impl Fn(f64, f64) -> Option<f64>) -> Option<Vec<(u64, f64)>> {
-            if x.len() != y.len() {
-                return None;
-            }
-            x.into_iter().zip(y).map(|(x, y)| if x.0 == y.0 { f(x.1, y.1).map(|v| (x.0, v)) } else { None }).collect()
-        }
         let a = side(&self.a, &self.metric)?;
         let mut v = match &self.b {
             None => a,
@@ -455,10 +458,7 @@ impl Check {
     /// Each seed's value of a side (the mean over its rows of that seed's run), paired by seed; `None`
     /// unless every row ran the same two or more seeds and kept this metric per run.
     fn side_seeds(s: &Select, metric: &str, rows: &[Row]) -> Option<Vec<(u64, f64)>> {
-        s.value(&|s| Self::rows_seeds(s, metric, rows), |x, y| {
-            (x.len() == y.len() && x.iter().zip(&y).all(|(x, y)| x.0 == y.0))
-                .then(|| x.iter().zip(&y).map(|(x, y)| (x.0, x.1.max(y.1))).collect())
-        })
+        s.value(&|s| Self::rows_seeds(s, metric, rows), |x, y| zip(x, y, |x, y| Some(x.max(y))))
     }
 
     /// [`Check::side_seeds`] of the rows one selection chooses.
