@@ -139,6 +139,13 @@ fn line_of(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 
+/// The results columns a run's parameters fill (`Params`' fields, as `rxlab run` names its flags'
+/// keys), which a paired check's `pair` may name: an unknown one would pair every row with the first.
+fn param_columns() -> std::collections::BTreeSet<String> {
+    use clap::Args;
+    Params::augment_args(clap::Command::new("params")).get_arguments().map(|a| a.get_id().to_string()).collect()
+}
+
 /// The key written on `line` (the text before `=`), to name it in errors that only carry a span.
 fn key_on_line(text: &str, line: usize) -> Option<&str> {
     let l = text.lines().nth(line - 1)?;
@@ -174,8 +181,16 @@ impl Experiment {
         for (i, f) in file.figure.iter().enumerate() {
             f.validate().map_err(|e| anyhow!("figure {}: {e:#}", i + 1))?;
         }
+        let columns = param_columns();
         for c in file.claim.iter().flat_map(|c| &c.check) {
             c.validate().map_err(|e| anyhow!("claim check `{}`: {e:#}", c.what))?;
+            if let Some(k) = c.pair.iter().find(|k| !columns.contains(k.as_str())) {
+                bail!(
+                    "claim check `{}`: `pair` column `{k}` is no run parameter (an app parameter swept as \
+                     `app.{{name}}` pairs as `app_params`)",
+                    c.what
+                );
+            }
         }
         let mut axes = Vec::new();
         for (key, v) in &file.sweep.0 {
@@ -383,6 +398,17 @@ mod tests {
         );
         let bad = Experiment::parse("t", "[sweep]\napp.reads = []\n").unwrap_err().to_string();
         assert!(bad.contains("sweep key `app.reads`: give a non-empty list"), "{bad}");
+        // A paired check names results columns: an app parameter is one column, `app_params`.
+        let check = |pair: &str| {
+            let claim = format!(
+                "[claim]\npaper = \"p\"\nfigure = \"f\"\ntext = \"t\"\n[[claim.check]]\nwhat = \"w\"\n\
+                 metric = \"g\"\na = \"x\"\nb = \"y\"\npaper = 1.0\npair = [{pair}]\n"
+            );
+            Experiment::parse("t", &format!("[sweep]\napp.reads = [2, 4]\n{claim}"))
+        };
+        assert!(check("\"app_params\", \"ring\"").is_ok());
+        let bad = check("\"app.reads\"").unwrap_err().to_string();
+        assert!(bad.contains("`pair` column `app.reads` is no run parameter"), "{bad}");
     }
 
     /// Every experiment file parses; the scatter, stacked, CDF and timeline kinds each serve one; every published
