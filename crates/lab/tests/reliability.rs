@@ -109,9 +109,14 @@ iface = "shring"
 ring = [64, 128, 256]
 "#;
 
+/// The finished lines of `path`: a line still being appended (no newline yet) is not one, as a reader
+/// racing the writer's `write` may see part of it.
 fn lines(path: &Path) -> Vec<serde_json::Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines().map(|l| serde_json::from_str(l).expect("whole lines only")).collect()
+    text.split_inclusive('\n')
+        .filter(|l| l.ends_with('\n'))
+        .map(|l| serde_json::from_str(l).expect("whole lines only"))
+        .collect()
 }
 
 #[test]
