@@ -41,14 +41,23 @@ pub enum NoiseTail {
     Rare,
 }
 
-/// Where co-located STREAM triads and PageRank threads run (`sim::antagonist::Socket`).
+/// A socket of a two-socket server, named from the NIC's side (`sim::remote::Socket`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ColocatedSocket {
-    /// On cores of the NIC's socket beside the workers.
+pub enum Socket {
+    /// The NIC's socket.
     Local,
-    /// On the other socket, their memory on the NIC's (`numactl --cpunodebind=1 --membind=0`).
+    /// The other socket.
     Remote,
+}
+
+impl From<Socket> for sim::remote::Socket {
+    fn from(s: Socket) -> Self {
+        match s {
+            Socket::Local => sim::remote::Socket::Local,
+            Socket::Remote => sim::remote::Socket::Remote,
+        }
+    }
 }
 
 /// The order in which the generator sends its flows.
@@ -453,7 +462,15 @@ pub struct Params {
     /// (docs/model.md, "Co-located programs") [default: local].
     #[arg(long, value_enum)]
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub colocated_socket: Option<ColocatedSocket>,
+    pub colocated_socket: Option<Socket>,
+    /// Simulator: where the NF's cores and their memory (rings, buffers, tables) are: `local`, on the
+    /// NIC's socket, or `remote`, on the other socket of a two-socket profile, as COREC §4.1's
+    /// "different NUMA" columns: the NIC's DMA crosses the links between the sockets and DDIO, which
+    /// serves only the NIC's socket, does not serve it (docs/model.md, "The NF on the other socket")
+    /// [default: local].
+    #[arg(long, value_enum)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nf_socket: Option<Socket>,
     /// Simulator: nicmem Figure 14's copy loop on a core of the profile's beside the workers: `memcpy`
     /// between a host buffer of --copy-bytes and a 128 KiB buffer in host or NIC memory, `to-host`,
     /// `to-nicmem`, `from-host` or `from-nicmem` (docs/model.md, "Co-located programs") [default: none].

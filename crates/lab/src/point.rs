@@ -4,7 +4,7 @@
 //! configuration.
 
 use crate::ndr::{self, NdrOptions};
-use crate::params::{Arrivals, ColocatedSocket, Engine, FlowOrder, NoiseTail, Params, Quantity};
+use crate::params::{Arrivals, Engine, FlowOrder, NoiseTail, Params, Quantity};
 use crate::traffic_args::{TrafficArgs, flag};
 use anyhow::{Result, anyhow, bail};
 use apps::AppParams;
@@ -242,6 +242,7 @@ pub fn build(p: &Params) -> Result<Config> {
                 ("--stream-triads", p.stream_triads.is_some()),
                 ("--pagerank-threads", p.pagerank_threads.is_some()),
                 ("--colocated-socket", p.colocated_socket.is_some()),
+                ("--nf-socket", p.nf_socket.is_some()),
                 ("--copy-loop", p.copy_loop.is_some() || p.copy_bytes.is_some()),
                 // The live engine's NIC cycles through frames built before the run (`live::source`).
                 ("--switch-at", p.switch_at.is_some()),
@@ -336,10 +337,8 @@ pub fn build(p: &Params) -> Result<Config> {
                 stall_ps: optional_ps(&p.stall, "stall")?.unwrap_or(0),
                 stream_triads: p.stream_triads.unwrap_or(0),
                 pagerank_threads: p.pagerank_threads.unwrap_or(0),
-                colocated_socket: match p.colocated_socket {
-                    Some(ColocatedSocket::Remote) => sim::antagonist::Socket::Remote,
-                    None | Some(ColocatedSocket::Local) => sim::antagonist::Socket::Local,
-                },
+                colocated_socket: p.colocated_socket.map(Into::into).unwrap_or_default(),
+                nf_socket: p.nf_socket.map(Into::into).unwrap_or_default(),
                 copy_loop: match (p.copy_loop.as_deref(), p.copy_bytes) {
                     (Some(way), Some(bytes)) => Some(flag("copy-loop", CopySpec::new(way, bytes as u64))?),
                     (None, None) => None,

@@ -41,16 +41,6 @@ use crate::memory::{MemStats, Memory, Op};
 pub use crate::pagerank::PageRank;
 use serde::Serialize;
 
-/// Where a co-located program's core is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Socket {
-    /// On the NIC's socket, a core of its own beside the workers, sharing their LLC and DRAM.
-    #[default]
-    Local,
-    /// On the other socket, its memory on the NIC's ([`crate::remote`]).
-    Remote,
-}
-
 /// Lines of each array a step covers (one page of each: the streamer prefetcher's horizon).
 pub const LINES_PER_STEP: u64 = 64;
 /// Doubles per array: stream.c's default `STREAM_ARRAY_SIZE`.

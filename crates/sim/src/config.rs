@@ -81,8 +81,12 @@ pub struct SimConfig {
     /// PageRank threads co-located with the NF ([`crate::pagerank`]; rxBisect §6.2, Figure 16). 0: none.
     pub pagerank_threads: usize,
     /// Where the STREAM triads and PageRank threads run: on cores of the NIC's socket beside the workers
-    /// (the default) or on the other socket with their memory on the NIC's ([`crate::antagonist::Socket`]).
-    pub colocated_socket: crate::antagonist::Socket,
+    /// (the default) or on the other socket with their memory on the NIC's ([`crate::remote::Socket`]).
+    pub colocated_socket: crate::remote::Socket,
+    /// Where the NF's cores and their memory (rings, buffers, tables) are: on the NIC's socket (the
+    /// default) or on the other one, as COREC §4.1's "different NUMA" columns run them: the NIC's DMA
+    /// and the cores' doorbells then cross the links between the sockets ([`crate::machine::Machine::nic_across_sockets`]).
+    pub nf_socket: crate::remote::Socket,
     /// nicmem Figure 14's copy loop on a core of its own after the workers and triads
     /// ([`crate::antagonist::CopyLoop`]); none by default.
     pub copy_loop: Option<crate::antagonist::CopySpec>,
@@ -117,7 +121,8 @@ impl Default for SimConfig {
             stall_ps: 0,
             stream_triads: 0,
             pagerank_threads: 0,
-            colocated_socket: crate::antagonist::Socket::Local,
+            colocated_socket: crate::remote::Socket::Local,
+            nf_socket: crate::remote::Socket::Local,
             copy_loop: None,
         }
     }

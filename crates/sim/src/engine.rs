@@ -27,7 +27,7 @@
 //! ([`Probe::lock_free`]), and a compare-and-swap against a value loaded before another agent's
 //! winning swap loses ([`Probe::cas_fresh`]).
 
-use crate::antagonist::{AntagonistReport, CopyLoop, OnCore, PageRank, Program, Socket, StreamTriad, after_triads};
+use crate::antagonist::{AntagonistReport, CopyLoop, OnCore, PageRank, Program, StreamTriad, after_triads};
 use crate::config::{Arrivals, SimConfig, SimError};
 use crate::event::{Event, Queue};
 use crate::machine::Machine;
@@ -37,7 +37,7 @@ use crate::order::{DeliveryCheck, WireOrder};
 use crate::probe::{Agent, SimProbe, Step};
 use crate::profile::Profile;
 use crate::progress::{Part, Progress};
-use crate::remote::OtherSocket;
+use crate::remote::{OtherSocket, Socket};
 use crate::report::{
     Accounting, Cycles, DescriptorWait, HitRates, LlcDuel, MemBw, MissesPerPacket, PcieDir, PcieReport, PoolShare,
     SettleReport, SharedPoolShares, SimReport, ratio,
@@ -295,6 +295,18 @@ fn check(cfg: &SimConfig, profile: &Profile) -> Result<(), SimError> {
             });
         }
     }
+    if cfg.nf_socket == Socket::Remote {
+        let refuse = |message: String| Err(SimError::Config { option: "nf-socket", message });
+        if profile.remote_socket.is_none() {
+            return refuse(format!("profile {} has no second socket (remote_socket)", profile.name));
+        }
+        if cfg.colocated_socket == Socket::Remote {
+            return refuse("the NF on the other socket leaves none for --colocated-socket remote".into());
+        }
+        if profile.nic.software {
+            return refuse(format!("profile {}'s NIC is a core of the NF's socket (nic.software)", profile.name));
+        }
+    }
     let programs = local_programs(cfg);
     if cfg.iface.cores + programs > profile.cpu.cores {
         return Err(SimError::Config {
@@ -391,6 +403,9 @@ pub fn run_design<D: Design, A: App>(
     let mut m = Machine::new(profile, cores + local_programs(cfg), (arena.base_addr(), arena.size()));
     if cfg.colocated_socket == Socket::Remote && triads + threads > 0 {
         m.other_socket = OtherSocket::new(profile);
+    }
+    if let (Socket::Remote, Some(r)) = (cfg.nf_socket, &profile.remote_socket) {
+        m.nic_across_sockets(r);
     }
     m.nicmem = device.nicmem().map_or(0..0, |n| n.range());
     m.uc_registers = D::UNCACHED_REGISTERS;

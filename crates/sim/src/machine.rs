@@ -3,9 +3,10 @@
 use crate::addr::AddrMap;
 use crate::memory::Memory;
 use crate::pcie::Pcie;
-use crate::profile::Profile;
+use crate::profile::{Profile, RemoteSocket};
 use crate::remote::OtherSocket;
 use crate::storebuf::StoreBuffer;
+use crate::upi::Upi;
 use crate::wc::WcBuffers;
 use rustc_hash::FxHashMap;
 use std::ops::Range;
@@ -54,6 +55,9 @@ pub struct Machine {
     pub nicmem: Range<usize>,
     /// The other socket, where co-located programs run there ([`crate::remote`]).
     pub other_socket: Option<OtherSocket>,
+    /// The links between the sockets, where the NF is on the socket away from the NIC: its DMA crosses
+    /// them ([`Machine::nic_across_sockets`]).
+    pub nic_upi: Option<Upi>,
     /// Host memory holding packet data (the buffer arena, and [`ifaces::DeviceSide::data_regions`]),
     /// sorted: DMA there is goodput, other DMA metadata.
     data: Vec<Range<usize>>,
@@ -83,8 +87,22 @@ impl Machine {
             pmd_ps: (f64::from(p.nic.pmd_cycles) * cycle).round() as u64,
             nicmem: 0..0,
             other_socket: None,
+            nic_upi: None,
             data: std::iter::once(arena.0..arena.0 + arena.1).collect(),
         }
+    }
+
+    /// Put the NF's cores and memory on the socket away from the NIC (COREC §4.1, "different NUMA"):
+    /// DDIO serves only the LLC of the NIC's own socket (Intel, VTune cookbook, "IO Issues: Remote Socket
+    /// Accesses": DDIO "increases the performance only for the local socket configuration"), so the
+    /// NIC's writes go to DRAM and drop the lines' cached copies, as with DDIO off; every DMA and MMIO
+    /// access pays the crossing (`hop_ns`, pcie-bench's remote DMA read), and the DMA's bytes share the
+    /// links' bandwidth.
+    pub fn nic_across_sockets(&mut self, r: &RemoteSocket) {
+        let upi = Upi::new(r);
+        self.mem.ddio_off();
+        self.pcie.cross_sockets(upi.hop_ps());
+        self.nic_upi = Some(upi);
     }
 
     /// Core `core` writes `len` bytes of device memory at `now` through its write-combining buffers

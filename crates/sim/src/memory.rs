@@ -539,6 +539,11 @@ impl Memory {
         }
     }
 
+    /// Turn DDIO off: every NIC write goes to DRAM and drops the line's cached copies.
+    pub fn ddio_off(&mut self) {
+        self.ddio_mask = 0;
+    }
+
     /// The NIC writes the `n` consecutive lines from `first` at `now` (DDIO); returns how many hit in
     /// the LLC. The LLC is updated for the whole run first, then the cores' copies of the lines that
     /// some core held are dropped (the two touch disjoint state, so the order is immaterial), and the

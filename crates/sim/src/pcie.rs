@@ -109,6 +109,13 @@ impl Pcie {
         pcie
     }
 
+    /// Put the host's memory across the links between the sockets, `hop_ps` there and back: reads take
+    /// the round trip longer, posted writes (DMA writes, doorbells) half of it.
+    pub fn cross_sockets(&mut self, hop_ps: u64) {
+        self.read_base_ps += hop_ps as f64;
+        self.write_latency_ps += hop_ps / 2;
+    }
+
     /// Wire bytes of a DMA write of `len` bytes: ceil(len / MPS) TLPs of 24 B overhead each.
     #[inline]
     pub fn write_wire(&self, len: u64) -> u64 {

@@ -47,6 +47,7 @@
 use crate::machine::Machine;
 use crate::memory::Op;
 use crate::prefetcher::LoadSite;
+use crate::upi::Way;
 use ifaces::{Access, Phase, Probe};
 use std::cell::Cell;
 use std::collections::{HashMap, VecDeque};
@@ -287,11 +288,14 @@ impl<'m> SimProbe<'m> {
         if access == Access::Read {
             let mut misses = 0;
             self.m.addr.runs(addr, len, |first, n| misses += mem.nic_read(first, n, now));
-            let extra = if misses > 0 {
+            let mut extra = if misses > 0 {
                 self.m.mem.dram.latency_ps().saturating_sub(self.m.mem.llc_latency_ps()) + self.m.read_miss_ps
             } else {
                 0
             };
+            if let Some(upi) = &mut self.m.nic_upi {
+                extra += upi.queue(Way::Out, now, len as u64);
+            }
             let data = self.m.is_data(addr);
             let (issue, done) = self.m.pcie.dma_read(now, len as u64, extra, data);
             if data {
@@ -304,7 +308,8 @@ impl<'m> SimProbe<'m> {
             self.m.addr.runs(addr, len, |first, n| {
                 mem.nic_write(first, n, now);
             });
-            let end = self.m.pcie.dma_write(now, len as u64);
+            let queued = self.m.nic_upi.as_mut().map_or(0, |upi| upi.queue(Way::In, now, len as u64));
+            let end = self.m.pcie.dma_write(now, len as u64) + queued;
             if self.m.is_data(addr) {
                 self.m.pcie.count_data(true, len as u64);
             }

@@ -825,6 +825,16 @@ const SILVER4110_SOURCES: &[Source] = &[
         "pcie.max_reads",
         "no figure at hand for the XL710's DMA read concurrency, so the PCIe tag limit [PCISPEC] stands in",
     ),
+    (
+        "remote_socket.link_gbs",
+        "[P3] §4.1 runs the NF on \"a NIC-local NUMA node and a remote one\"; Intel ARK, Xeon Silver 4110: 2 UPI \
+         links at 9.6 GT/s, 2 B a transfer each way: 38.4 GB/s each way, the links' raw rate",
+    ),
+    (
+        "remote_socket.hop_ns",
+        "[HW] pcie-bench: device and memory on different sockets adds about 110 ns to a DMA read, one round \
+         trip across the links",
+    ),
     ("nic.ports", "[P3] one 40 Gbps XL710 port"),
     ("nic.port_gbps", "[P3] one 40 Gbps XL710 port"),
     ("nic.mpps", "[P3] §4.1 \"the NIC maximum throughput is around 37 Mpps as stated in the Intel XL710 datasheet\""),
@@ -989,7 +999,7 @@ impl Profile {
             },
             noise: linux_noise(),
             housekeeping: Some(housekeeping_noise()),
-            remote_socket: None,
+            remote_socket: Some(RemoteSocket { link_gbs: 2.0 * 9.6 * 2.0, hop_ns: 110.0 }),
         }
     }
 

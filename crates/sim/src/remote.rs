@@ -10,6 +10,16 @@ use crate::profile::Profile;
 use crate::slices::Sliced;
 use crate::upi::{Upi, Way};
 
+/// A socket of a two-socket server, named from the NIC's side.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Socket {
+    /// The socket the NIC is attached to.
+    #[default]
+    Local,
+    /// The other socket, reached over the links between the sockets ([`crate::upi`]).
+    Remote,
+}
+
 /// The other socket's LLC and the links to it.
 #[derive(Debug, Clone)]
 pub struct OtherSocket {

@@ -2,7 +2,9 @@
 //! this socket's memory meet them ([`crate::profile::RemoteSocket`]): every line such a program reads
 //! crosses towards it, every line it writes back crosses towards this socket, each way at the links'
 //! bandwidth shared by every such program, and each access pays the crossing's round trip
-//! ([`Upi::hop_ps`]). The NF's cores and NIC, all on this socket, never use them.
+//! ([`Upi::hop_ps`]). Where the NF runs on the socket away from the NIC, the NIC's DMA crosses them
+//! instead ([`crate::machine::Machine::nic_across_sockets`]): its reads of the NF's memory the `Out` way,
+//! its writes the `In` way.
 
 use crate::link::Link;
 use crate::profile::RemoteSocket;
@@ -38,7 +40,17 @@ impl Upi {
     /// Carry `bytes` the `way` given, ready at `now` (ps): when the last byte has crossed, after what the
     /// links already carry that way.
     pub fn carry(&mut self, way: Way, now: u64, bytes: u64) -> u64 {
-        self.ways[way as usize].send(now, (bytes as f64 * self.ps_per_byte).round() as u64)
+        self.ways[way as usize].send(now, self.ser_ps(bytes))
+    }
+
+    /// Carry `bytes` as [`Upi::carry`] does; returns how long they wait behind what the links already
+    /// carry that way, ps (0 on idle links: a DMA's bytes stream through as they cross PCIe).
+    pub fn queue(&mut self, way: Way, now: u64, bytes: u64) -> u64 {
+        self.carry(way, now, bytes).saturating_sub(now + self.ser_ps(bytes))
+    }
+
+    fn ser_ps(&self, bytes: u64) -> u64 {
+        (bytes as f64 * self.ps_per_byte).round() as u64
     }
 }
 
@@ -57,5 +69,7 @@ mod tests {
         assert_eq!(upi.carry(Way::Out, 0, 3840), 200_000);
         assert_eq!(upi.carry(Way::In, 0, 3840), 100_000);
         assert_eq!(upi.carry(Way::Out, 1_000_000, 3840), 1_100_000);
+        assert_eq!(upi.queue(Way::In, 1_000_000, 3840), 0, "idle links: no wait");
+        assert_eq!(upi.queue(Way::In, 1_000_000, 3840), 100_000, "behind the bytes before");
     }
 }

@@ -171,7 +171,7 @@ fn remote_stream_triads_load_dram_from_the_other_socket() {
     cfg.ddio_ways = Some(0);
     let alone = run(&cfg).unwrap();
     cfg.stream_triads = 16;
-    cfg.colocated_socket = sim::antagonist::Socket::Remote;
+    cfg.colocated_socket = sim::remote::Socket::Remote;
     let beside = run(&cfg).unwrap();
     let a = beside.antagonists.expect("the triads' report");
     assert_eq!(a.instances, 16);
@@ -188,6 +188,26 @@ fn remote_stream_triads_load_dram_from_the_other_socket() {
     assert!(run(&cfg).unwrap_err().to_string().contains("--stream-triads"));
     let one_socket = SimConfig { profile: "i9-9960x-enso".into(), stream_triads: 1, ..cfg };
     assert!(run(&one_socket).unwrap_err().to_string().contains("no second socket"));
+}
+
+/// The NF on the socket away from the NIC (COREC §4.1's "different NUMA"): DDIO does not serve it, so
+/// no NIC write hits the LLC and the core reads what the NIC wrote from DRAM, the NIC's reads take the
+/// crossing's 110 ns longer, and the core is slower; a profile of one socket refuses it.
+#[test]
+fn an_nf_on_the_other_socket_loses_ddio_and_pays_the_crossing() {
+    let mut cfg = SimConfig { profile: "silver4110-xl710".into(), app: "l3fwd".into(), ..config(1, 40.0, 64, 300) };
+    cfg.noise = false;
+    let local = run(&cfg).unwrap();
+    cfg.nf_socket = sim::remote::Socket::Remote;
+    let remote = run(&cfg).unwrap();
+    assert!(local.hit_rates.nic_write > 0.9, "{local}");
+    assert_eq!(remote.hit_rates.nic_write, 0.0, "{remote}");
+    assert!(remote.misses_per_packet.llc > local.misses_per_packet.llc + 0.5, "{local}\n{remote}");
+    let added = remote.pcie.read_latency_ns - local.pcie.read_latency_ns;
+    assert!(added >= 110.0, "{added} ns added to a DMA read");
+    assert!(remote.throughput.mpps < local.throughput.mpps * 0.9, "{local}\n{remote}");
+    let one_socket = SimConfig { profile: "i9-9960x-enso".into(), ..cfg };
+    assert!(run(&one_socket).unwrap_err().to_string().contains("nf-socket"));
 }
 
 /// Workers on every core of the CPU: one of them also runs the housekeeping, whose
