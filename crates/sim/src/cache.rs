@@ -664,8 +664,10 @@ impl<R: Replacement, P: Placement> SetAssoc<R, P> {
     ///
     /// Lines whose flag A was set, updated, replaced or dropped, are pushed to `shootdowns` for the
     /// owner (whose private copies must go); their slots keep whatever the owner keeps per slot. Returns
-    /// the number of hits and the number of lines that go to DRAM: the uncached ones, and the dirty
-    /// lines replaced other than those in `shootdowns`.
+    /// the number of hits, the lines found cached whether updated or (DDIO off) dropped, as the uncore
+    /// counts a write's lookup (PCM's pcm-pcie "Hit" rows: the LLC's TOR inserts that hit), and the
+    /// number of lines that go to DRAM: the uncached ones, and the dirty lines replaced other than
+    /// those in `shootdowns`.
     #[inline]
     pub fn write_run(&mut self, first: u64, n: u64, mask: u16, shootdowns: &mut Vec<Shootdown>) -> (u64, u64) {
         let (index, repl, duel) = (&self.index, self.repl, &mut self.duel);
@@ -679,13 +681,13 @@ impl<R: Replacement, P: Placement> SetAssoc<R, P> {
                         let line = line_of(index, set, key.tag);
                         shootdowns.push(Shootdown { line, slot: Slot { set: set as u32, way }, replaced_dirty: None });
                     }
+                    hits += 1;
                     if mask == 0 {
                         // The whole line is written anew in DRAM: the cached copy, dirty or not, is dead.
                         s.drop_way(way);
                         to_dram += 1;
                         continue;
                     }
-                    hits += 1;
                     s.hit(way, repl);
                     s.dirty |= bit;
                     s.flag_a &= !bit;

@@ -903,6 +903,7 @@ pub fn run_design<D: Design, A: App>(
             cache_references: rate((snap.mem.llc.0 + snap.mem.prefetches.0, snap.mem.llc.1 + snap.mem.prefetches.1)),
             nic_write: rate(snap.mem.nic_write),
             nic_read: rate(snap.mem.nic_read),
+            pcie: rate((snap.mem.nic_write.0 + snap.mem.nic_read.0, snap.mem.nic_write.1 + snap.mem.nic_read.1)),
         },
         antagonists: (!programs.is_empty()).then(|| {
             // What the programs of one kind did in the window, a second.

@@ -729,10 +729,12 @@ mod tests {
         assert_eq!(m.nic_read(l(1), 1, 0), 0);
         assert_eq!(m.stats.nic_read, (1, 1));
         // A line the core holds, even modified, is not updated in place: the write goes to DRAM, the
-        // cached copies go, and the core's next read comes from DRAM.
+        // cached copies go, and the core's next read comes from DRAM. The write's lookup found the line,
+        // which the uncore counts as a hit (PCM's pcm-pcie).
         m.cpu_access(1, l(1), Op::Write, 0);
         let written = m.dram.write_bytes;
-        assert_eq!(m.nic_write(l(1), 1, 0), 0, "no LLC hit with DDIO off");
+        assert_eq!(m.nic_write(l(1), 1, 0), 1, "found, then dropped");
+        assert_eq!(m.stats.nic_write, (1, 1));
         assert_eq!((m.llc_holds(l(1)), m.core_holds(1, l(1))), (None, false));
         assert_eq!(m.dram.write_bytes, written + 64, "the DMA data, not the core's dead copy");
         let read = m.dram.read_bytes;

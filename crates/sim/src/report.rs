@@ -63,10 +63,15 @@ pub struct HitRates {
     /// L2: demand loads and RFOs, and the L1 and L2 hardware prefetches (Intel SDM vol. 3B, the
     /// architectural performance events). Instruction fetches are the one part rxlab does not model.
     pub cache_references: f64,
-    /// NIC DMA writes found in the LLC (DDIO write hits).
+    /// NIC DMA writes whose line the LLC held at their lookup (PCM's pcm-pcie "Hit"): DDIO's updates in
+    /// place, and with DDIO off the lines found and then dropped.
     pub nic_write: f64,
     /// NIC DMA reads served from the LLC.
     pub nic_read: f64,
+    /// nicmem §6's "PCIe hit rate": the NIC's DMA reads and writes together, the lines found in the LLC
+    /// over all lines, as the nicmem artifact computes it from pcm-pcie (`fig11/perf_util.py`: the Hit
+    /// rows' PCIe Rd and Wr bytes over the Hit and Miss rows').
+    pub pcie: f64,
 }
 
 /// CPU cache misses per packet the cores received, by level: what the papers count with perf (Ensō
@@ -327,7 +332,11 @@ impl fmt::Display for SimReport {
         row(f, "perf cache-references hit rate", pct(h.cache_references))?;
         let mpp = &self.misses_per_packet;
         row(f, "CPU misses/packet L1/L2/LLC", format!("{:.2} / {:.2} / {:.2}", mpp.l1, mpp.l2, mpp.llc))?;
-        row(f, "NIC LLC hit rate wr/rd", format!("{} / {}", pct(h.nic_write), pct(h.nic_read)))?;
+        row(
+            f,
+            "NIC LLC hit rate wr/rd",
+            format!("{} / {} (PCIe hit rate {})", pct(h.nic_write), pct(h.nic_read), pct(h.pcie)),
+        )?;
         if let Some(a) = self.antagonists {
             if a.instances > 0 {
                 row(f, "co-located STREAM triads", format!("{} at {:.2} GB/s in all", a.instances, a.triad_gbs))?;

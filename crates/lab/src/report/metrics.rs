@@ -142,6 +142,7 @@ pub const METRICS: &[Metric] = &[
     m("hit_rates.cache_references", "perf cache-references hit rate", "perf hit", Share, false),
     m("hit_rates.nic_write", "NIC LLC write hit rate", "NIC LLC hit", Share, false),
     m("hit_rates.nic_read", "NIC LLC read hit rate", "NIC LLC rd hit", Share, false),
+    m("hit_rates.pcie", "PCIe hit rate (NIC reads and writes, pcm-pcie)", "PCIe hit", Share, false),
     m("llc_duel.window_start", "LLC slices filling as MR161 at the window's start", "MR161 start", Share, false),
     m("llc_duel.window_end", "LLC slices filling as MR161 at the window's end", "MR161 end", Share, false),
     m("misses_per_packet.l1", "CPU L1d misses per packet", "L1 miss/pkt", Number, false),
