@@ -253,7 +253,7 @@ pub fn build(p: &Params) -> Result<Config> {
             .collect();
             if !sim_only.is_empty() {
                 bail!(
-                    "invalid {}: simulator options (its machine profile, host noise, stall, co-located programs and load switch); the live engine \
+                    "invalid {}: simulator options (its machine profile, host noise, stall, co-located programs, sockets and load switch); the live engine \
                      runs on this machine as it is (drop them, or run with --engine sim)",
                     sim_only.join(", ")
                 );
