@@ -21,14 +21,13 @@
 //! **PageRank** ([`PageRank`]): the GAP Benchmark Suite's pull PageRank over its uniform random
 //! graph, one thread a core; each edge reads a line of the contributions array at random.
 //!
-//! **On the other socket** ([`Socket::Remote`]) a triad or PageRank thread runs as `numactl
-//! --cpunodebind=1 --membind=0` runs it: its arrays in the memory of the NIC's socket, its core and
-//! caches on the other (a server whose every core on the NIC's socket runs the NF has no other place for
-//! it). Its lines never enter this socket's caches: they go through the other socket's LLC, and each
-//! miss reads this socket's DRAM across the links, each dirty victim is written back to it
-//! ([`crate::remote`]). A miss waits for the LLC, the loaded DRAM latency and the links' round trip, over
-//! the fill buffers, and the data crosses the links' bandwidth, shared by every program there
-//! ([`crate::upi`]).
+//! **On the other socket** ([`crate::remote::Socket::Remote`]) a triad or PageRank thread runs as `numactl
+//! --cpunodebind=1 --membind=0` runs it: its arrays in the memory of the NIC's socket, its core and caches on
+//! the other (a server whose every core on the NIC's socket runs the NF has no other place for it). Its lines
+//! never enter this socket's caches: they go through the other socket's LLC, and each miss reads this
+//! socket's DRAM across the links, each dirty victim is written back to it ([`crate::remote`]). A miss waits
+//! for the LLC, the loaded DRAM latency and the links' round trip, over the fill buffers, and the data
+//! crosses the links' bandwidth, shared by every program there ([`crate::upi`]).
 //!
 //! An instance's accesses are its own: the NF's counters (cache hit rates, cycles) leave them out, as a
 //! `perf` run on the NF's cores would; its DRAM traffic counts in the memory bandwidth, as Intel PCM's
