@@ -85,7 +85,8 @@ pub struct SimConfig {
     pub colocated_socket: crate::remote::Socket,
     /// Where the NF's cores and their memory (rings, buffers, tables) are: on the NIC's socket (the
     /// default) or on the other one, as COREC §4.1's "different NUMA" columns run them: the NIC's DMA
-    /// and the cores' doorbells then cross the links between the sockets ([`crate::machine::Machine::nic_across_sockets`]).
+    /// and the cores' doorbells then cross the links between the sockets
+    /// ([`crate::machine::Machine::nic_across_sockets`]).
     pub nf_socket: crate::remote::Socket,
     /// nicmem Figure 14's copy loop on a core of its own after the workers and triads
     /// ([`crate::antagonist::CopyLoop`]); none by default.
