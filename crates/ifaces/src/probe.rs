@@ -138,6 +138,17 @@ pub trait Probe {
     #[inline(always)]
     fn depend(&mut self) {}
 
+    /// When the last read reported has its data, ns: a device that issued a fetch and does other work
+    /// meanwhile notes it, to use the fetched data only from then on. Now where reads take no time.
+    #[inline(always)]
+    fn read_done_ns(&self) -> u64 {
+        self.now_ns()
+    }
+
+    /// Nothing to do until `ns`: wait, as [`Probe::depend`] waits for a read. Nothing elsewhere.
+    #[inline(always)]
+    fn wait_until_ns(&mut self, _ns: u64) {}
+
     /// Report a read of the object `v` (its address and size).
     #[inline(always)]
     #[track_caller]

@@ -7,7 +7,7 @@
 
 #![cfg(not(loom))]
 
-use ifaces::enso::{EnsoConfig, EnsoDesign, EnsoDriver, NotifyMode};
+use ifaces::enso::{EnsoConfig, EnsoDesign, EnsoDriver, NotifyMode, Visit};
 use ifaces::probe::NoProbe;
 use ifaces::{
     Arena, BufLayout, CoreCtx, Design, DeviceSide, DriverSide, DropReason, Drops, Enso, EnsoChaotic, EnsoPerPacket,
@@ -204,6 +204,18 @@ proptest! {
     fn chaotic(s in steps()) { run::<3>(&small(), &s) }
 
     #[test]
+    fn round_robin(s in steps()) {
+        let cfg = IfaceConfig { enso: EnsoConfig { visit: Visit::RoundRobin, ..small().enso }, ..small() };
+        run::<0>(&cfg, &s)
+    }
+
+    #[test]
+    fn round_robin_prefetching(s in steps()) {
+        let cfg = IfaceConfig { enso: EnsoConfig { visit: Visit::RoundRobin, ..small().enso }, ..small() };
+        run::<2>(&cfg, &s)
+    }
+
+    #[test]
     fn one_pipe_per_core(s in steps()) {
         let cfg = IfaceConfig { enso: EnsoConfig { pipes_per_core: 1, ..small().enso }, ..small() };
         run::<0>(&cfg, &s)
@@ -241,6 +253,36 @@ fn reactive_notifications_are_fewer_than_packets() {
     assert_eq!(per_packet, 800.0);
     assert!(reactive <= 200.0, "at most one per pipe per round");
     let _ = EnsoChaotic::NAME;
+}
+
+/// An app that visits its pipes in turn (Ensō's echo) takes one pipe's messages a visit, pipes 0, 1, 0,
+/// 1; one that follows notifications takes every notified pipe's in one burst, in the notifications'
+/// order. Either way a pipe's first message is notified as it lands and the others in answer to the free
+/// of what software took (reactive notifications, Ensō §4.2, Figure 5).
+#[test]
+fn round_robin_takes_one_pipe_a_visit_in_turn() {
+    let taken = |visit: Visit| {
+        let cfg = IfaceConfig { cores: 1, enso: EnsoConfig { visit, ..small().enso }, ..small() };
+        let pool =
+            SharedPool::new(Arc::new(Arena::new("t", Enso::buffers_needed(&cfg), BufLayout::default()).unwrap()));
+        let (mut dev, mut drivers) = Enso::build(&cfg, &pool).unwrap();
+        let core = CoreCtx::new(0, cfg.cache, &pool);
+        let p = &mut NoProbe::default();
+        // Pipe 1 (hash 1 << 16) first, then pipe 0.
+        for seq in 0..5 {
+            dev.rx(p, 0, u32::from(seq < 3) << 16, &frame(seq)).unwrap();
+        }
+        let mut bursts = vec![];
+        let mut rx = vec![];
+        while drivers[0].rx_burst(p, &core, &mut rx, 32) > 0 {
+            bursts.push(rx.iter().map(|pkt: &Packet<'_>| seq_of(pkt)).collect::<Vec<_>>());
+            rx.clear();
+        }
+        drivers[0].teardown(&core);
+        bursts
+    };
+    assert_eq!(taken(Visit::RoundRobin), [vec![3], vec![0], vec![4], vec![1, 2]]);
+    assert_eq!(taken(Visit::Notified), [vec![0, 3], vec![4, 1, 2]]);
 }
 
 #[test]

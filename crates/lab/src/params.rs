@@ -207,6 +207,12 @@ pub struct Params {
     /// Ensō: `reactive` notifications (§4.2, Figure 5) or one `per-packet` [default: reactive].
     #[arg(long)]
     pub enso_notify: Option<String>,
+    /// Ensō: how the app visits its pipes: `notified` (the next pipe a notification names,
+    /// `NextRxTxPipeToRecv`) or `round-robin` (every pipe in turn, `PeekPkts` on each, as Ensō's echo,
+    /// forwarder and Maglev examples loop) [default: notified].
+    #[arg(long)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enso_visit: Option<String>,
     /// Ensō: notification prefetching (§4.2) [default: false].
     #[arg(long, num_args = 0..=1, default_missing_value = "true")]
     pub enso_prefetch: Option<bool>,

@@ -8,7 +8,7 @@ use crate::params::{Arrivals, Engine, FlowOrder, NoiseTail, Params, Quantity};
 use crate::traffic_args::{TrafficArgs, flag};
 use anyhow::{Result, anyhow, bail};
 use apps::AppParams;
-use ifaces::enso::NotifyMode;
+use ifaces::enso::{NotifyMode, Visit};
 use ifaces::nicmem::NicMemCapacity;
 use ifaces::shring::dynamic::Thresholds;
 use ifaces::{BufLayout, IfaceConfig, RingSize};
@@ -105,6 +105,13 @@ fn iface(p: &Params) -> Result<IfaceConfig> {
             "reactive" => NotifyMode::Reactive,
             "per-packet" => NotifyMode::PerPacket,
             other => bail!("invalid --enso-notify: '{other}' (use reactive or per-packet)"),
+        };
+    }
+    if let Some(v) = &p.enso_visit {
+        e.visit = match v.as_str() {
+            "notified" => Visit::Notified,
+            "round-robin" => Visit::RoundRobin,
+            other => bail!("invalid --enso-visit: '{other}' (use notified or round-robin)"),
         };
     }
     e.prefetch = p.enso_prefetch.unwrap_or(e.prefetch);

@@ -429,6 +429,16 @@ impl Probe for SimProbe<'_> {
         (self.now.max(self.mmio_left) + 2 * self.m.pcie.write_latency_ps()) / 1000
     }
 
+    fn read_done_ns(&self) -> u64 {
+        self.last_dma_read.unwrap_or(self.now) / 1000
+    }
+
+    fn wait_until_ns(&mut self, ns: u64) {
+        let t = ns * 1000;
+        self.stall += t.saturating_sub(self.now);
+        self.now = self.now.max(t);
+    }
+
     #[inline]
     fn depend(&mut self) {
         if let Some(done) = self.last_dma_read.take() {

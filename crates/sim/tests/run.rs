@@ -592,3 +592,18 @@ fn kvs_and_logmon_read_what_a_split_design_leaves_in_nic_memory() {
     let lines = r.app_metrics["lines"];
     assert!(r.accounting.delivered > 10 && lines > 10.0 * r.accounting.delivered as f64, "{lines} lines, {r}");
 }
+
+/// Ensō's NIC reads a TX notification before the data it points to (the notification holds the chunk's
+/// address; `cpu_to_fpga.sv` reads notifications per doorbell, then their data): at low load a packet's
+/// transmit stage, doorbell to wire, holds both reads one after the other.
+#[test]
+fn enso_reads_a_tx_notification_before_its_data() {
+    let mut c = config(1, 1.0, 64, 300);
+    c.profile = "i9-9960x-enso".into();
+    c.design = "enso".into();
+    c.iface.burst = 1024;
+    let r = run(&c).unwrap();
+    let read_ns = sim::profile::Profile::i9_9960x_enso().pcie.read_base_ns;
+    assert!(r.drops.is_empty() && r.accounting.sent == r.accounting.offered, "{r}");
+    assert!(r.latency_stages.tx_ns > 2.0 * read_ns, "{} ns from doorbell to wire: {r}", r.latency_stages.tx_ns);
+}

@@ -7,7 +7,7 @@
 use super::notif::{RxNotifSw, TxNotifSw};
 use super::pipe::{MSG_HDR, PipeSw, TxPipeSw, parse_header};
 use super::{EnsoConfig, NotifyMode};
-use crate::probe::Probe;
+use crate::probe::{Access, Probe};
 
 /// One thread's view of its pipes: `RxTxPipe`s (ids `0..n`), a TX pipe, and the notification buffers.
 #[derive(Debug)]
@@ -56,6 +56,35 @@ impl Device {
             self.notif.answer((pipe as u32, tail), p.answer_ns());
         }
         Some(pipe)
+    }
+
+    /// `PeekPkts` on `pipe` by an app that visits its pipes in turn ([`super::Visit::RoundRobin`]): read
+    /// the notifications that arrived (`get_new_tails`, advancing NotificationHead_SW if it took any) and
+    /// learn the pipe's pending tail. With prefetching on, a visit that finds data asks the NIC for a fresh
+    /// notification for the next pipe in turn (`echo_prefetch.cpp`: `pipes[(i + 1) & queue_mask]->
+    /// Prefetch()`). Returns whether the pipe has unread bytes.
+    #[inline]
+    pub fn peek_pipe<P: Probe>(&mut self, p: &mut P, pipe: usize) -> bool {
+        self.notif.get_new_tails(p);
+        self.notif.ring_doorbell(p);
+        self.pipes[pipe].notified(self.notif.pending_tail(pipe));
+        let found = self.pipes[pipe].unread() > 0;
+        if found && self.opts.prefetch {
+            let next = (pipe + 1) % self.pipes.len();
+            if let Some(tail) = self.pipes[next].prefetch(p) {
+                self.notif.answer((next as u32, tail), p.answer_ns());
+            }
+        }
+        found
+    }
+
+    /// `Device::ProcessCompletions`' loop over the thread's RX/TX pipes, which both loops run before
+    /// reading: each pipe's TX capacity is read to see whether completions freed bytes to give back.
+    #[inline]
+    pub fn scan_pipes<P: Probe>(&self, p: &mut P) {
+        for s in &self.pipes {
+            p.touch(s as *const PipeSw as usize, std::mem::size_of::<PipeSw>(), Access::Read);
+        }
     }
 
     /// Advance NotificationHead_SW for the notifications consumed so far (once per batch).

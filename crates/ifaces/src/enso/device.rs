@@ -52,6 +52,23 @@ impl EnsoDevice {
     }
 
     /// Send the chunks of thread `t`'s pending TX notifications, up to `budget` messages.
+    /// Fetch what doorbells announced, then send up to `budget` packets of fetched chunks, the threads in
+    /// turn.
+    fn transmit_fetched<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
+        let n = self.threads.len();
+        for th in &mut self.threads {
+            th.tx.fetch(p);
+        }
+        let mut sent = 0;
+        for i in 0..n {
+            if sent >= budget {
+                break;
+            }
+            sent += self.transmit_thread(p, (self.next_tx + i) % n, wire, budget - sent);
+        }
+        sent
+    }
+
     fn transmit_thread<P: Probe, W: FnMut(&[u8])>(
         &mut self,
         p: &mut P,
@@ -65,7 +82,7 @@ impl EnsoDevice {
             let (c, from) = match th.tx_cur {
                 Some(cur) => cur,
                 None => {
-                    let Some(c) = th.tx.peek(p) else { break };
+                    let Some(c) = th.tx.peek() else { break };
                     (c, c.start)
                 }
             };
@@ -113,16 +130,17 @@ impl DeviceSide for EnsoDevice {
         Ok(())
     }
 
+    /// The threads' TX notifications are read as doorbells bring them, while the NIC sends chunks whose
+    /// notifications it has; with none on the NIC, it waits for the first read to arrive.
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
-        let n = self.threads.len();
-        let mut sent = 0;
-        for i in 0..n {
-            if sent >= budget {
-                break;
-            }
-            sent += self.transmit_thread(p, (self.next_tx + i) % n, wire, budget - sent);
+        let mut sent = self.transmit_fetched(p, wire, budget);
+        if sent == 0
+            && let Some(at) = self.threads.iter().filter_map(|t| t.tx.waiting()).min()
+        {
+            p.wait_until_ns(at);
+            sent = self.transmit_fetched(p, wire, budget);
         }
-        self.next_tx = (self.next_tx + 1) % n;
+        self.next_tx = (self.next_tx + 1) % self.threads.len();
         sent
     }
 

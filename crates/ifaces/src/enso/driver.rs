@@ -6,6 +6,7 @@
 //! Head_SW can only pass a contiguous prefix of messages that are done: dropped by the app, or sent and
 //! completed. A per-pipe ledger keeps the state of every lent message, in pipe order.
 
+use super::Visit;
 use super::api::Device;
 use crate::core::CoreCtx;
 use crate::design::{DriverSide, Metrics};
@@ -83,6 +84,8 @@ pub struct EnsoDriver {
     posted: VecDeque<Run>,
     returned: Vec<u64>,
     current: Option<usize>,
+    /// The pipe the next visit reads, with [`Visit::RoundRobin`].
+    next_visit: usize,
     taken: Arc<AtomicU64>,
     taken_n: u64,
     tx_full_drops: u64,
@@ -97,6 +100,7 @@ impl EnsoDriver {
             posted: VecDeque::new(),
             returned: Vec::new(),
             current: None,
+            next_visit: 0,
             taken,
             taken_n: 0,
             tx_full_drops: 0,
@@ -178,33 +182,84 @@ impl EnsoDriver {
         let chunk = TxChunk { pipe: pipe as u32, start, end, packets: 1 };
         run.replace(Run { chunk, first_seq: seq }).map_or(0, |r| self.post(p, r))
     }
+
+    /// `NextRxTxPipeToRecv` and `PeekPkts` until `max` messages: the pipes notifications name, in turn.
+    fn recv_notified<'c, P: Probe>(
+        &mut self,
+        p: &mut P,
+        core: &'c CoreCtx,
+        out: &mut Vec<Packet<'c>>,
+        max: usize,
+    ) -> usize {
+        self.dev.scan_pipes(p);
+        self.reclaim(p, core);
+        let mut n = 0;
+        while n < max {
+            match self.current.filter(|&c| self.dev.pipes[c].unread() > 0) {
+                Some(pipe) => n += self.take(p, core, pipe, out, max - n),
+                None => match self.dev.next_rx_pipe_to_recv(p) {
+                    Some(pipe) => self.current = Some(pipe),
+                    None => break,
+                },
+            }
+        }
+        self.dev.ring_notification_doorbell(p);
+        n
+    }
+
+    /// `PeekPkts` on each pipe in turn (`echo.cpp`'s loop) until one has messages, at most once round:
+    /// each visit processes completions, reads the notifications that arrived and takes what its pipe's
+    /// pending tail announces.
+    fn recv_in_turn<'c, P: Probe>(
+        &mut self,
+        p: &mut P,
+        core: &'c CoreCtx,
+        out: &mut Vec<Packet<'c>>,
+        max: usize,
+    ) -> usize {
+        for _ in 0..self.dev.pipes() {
+            let pipe = self.next_visit;
+            self.next_visit = (pipe + 1) % self.dev.pipes();
+            self.dev.scan_pipes(p);
+            self.reclaim(p, core);
+            if self.dev.peek_pipe(p, pipe) {
+                return self.take(p, core, pipe, out, max);
+            }
+        }
+        0
+    }
+
+    /// Lend up to `max` of `pipe`'s notified messages as packets.
+    fn take<'c, P: Probe>(
+        &mut self,
+        p: &mut P,
+        core: &'c CoreCtx,
+        pipe: usize,
+        out: &mut Vec<Packet<'c>>,
+        max: usize,
+    ) -> usize {
+        let sw = &mut self.dev.pipes[pipe];
+        let l = &mut self.ledgers[pipe];
+        let mut n = 0;
+        while n < max {
+            let Some((pos, len, extent)) = sw.next_message(p) else { break };
+            let seq = l.first + l.msgs.len() as u64;
+            l.msgs.push_back(Msg { start: pos, end: pos + extent, len: len as u32, held: Held::Lent });
+            out.push(sw.lend(core, pos, len, token(pipe, seq)));
+            n += 1;
+        }
+        n
+    }
 }
 
 impl DriverSide for EnsoDriver {
     #[inline]
     fn rx_burst<'c, P: Probe>(&mut self, p: &mut P, core: &'c CoreCtx, out: &mut Vec<Packet<'c>>, max: usize) -> usize {
         in_phase(p, Phase::Rx, |p| {
-            self.reclaim(p, core);
-            let mut n = 0;
-            while n < max {
-                let Some(pipe) = self.current.filter(|&c| self.dev.pipes[c].unread() > 0) else {
-                    match self.dev.next_rx_pipe_to_recv(p) {
-                        Some(pipe) => self.current = Some(pipe),
-                        None => break,
-                    }
-                    continue;
-                };
-                let sw = &mut self.dev.pipes[pipe];
-                let l = &mut self.ledgers[pipe];
-                while n < max {
-                    let Some((pos, len, extent)) = sw.next_message(p) else { break };
-                    let seq = l.first + l.msgs.len() as u64;
-                    l.msgs.push_back(Msg { start: pos, end: pos + extent, len: len as u32, held: Held::Lent });
-                    out.push(sw.lend(core, pos, len, token(pipe, seq)));
-                    n += 1;
-                }
-            }
-            self.dev.ring_notification_doorbell(p);
+            let n = match self.dev.opts.visit {
+                Visit::Notified => self.recv_notified(p, core, out, max),
+                Visit::RoundRobin => self.recv_in_turn(p, core, out, max),
+            };
             if n > 0 {
                 self.taken_n += n as u64;
                 // Release: pairs with the device's Acquire in `occupancy`.

@@ -39,6 +39,20 @@ pub enum NotifyMode {
     PerPacket,
 }
 
+/// How the application finds the pipe to read next: the two loops of Ensō's examples.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Visit {
+    /// `Device::NextRxTxPipeToRecv` (software/src/enso/pipe.cpp): the next pipe a notification names
+    /// (`echo_event.cpp`, and the MICA, log monitor and NitroSketch servers of the evaluation).
+    #[default]
+    Notified,
+    /// Every pipe in turn, `PeekPkts` on each (`echo.cpp`, `echo_copy.cpp`, `echo_prefetch.cpp`, the
+    /// evaluation's `enso_maglev.cpp`): a visit processes the TX completions of all the thread's pipes
+    /// (`Device::ProcessCompletions`), reads whatever notifications arrived (`RxPipe::Peek` calls
+    /// `get_new_tails`) and takes what its pipe's pending tail announces, if anything.
+    RoundRobin,
+}
+
 /// Ensō's options (`IfaceConfig::enso`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EnsoConfig {
@@ -48,8 +62,11 @@ pub struct EnsoConfig {
     pub pipes_per_core: usize,
     /// Notification pacing.
     pub notify: NotifyMode,
+    /// How the application visits its pipes.
+    pub visit: Visit,
     /// Notification prefetching (§4.2): ask for a fresh notification for the pipe software reads next
-    /// before consuming what the last one announced.
+    /// before consuming what the last one announced (with [`Visit::RoundRobin`], the next pipe in turn
+    /// after a visit that found data, as `echo_prefetch.cpp` does).
     pub prefetch: bool,
     /// Chaotic Ensō's largest gap between messages, in quanta (used by `enso-chaotic`).
     pub chaotic_gap: u32,
@@ -60,13 +77,14 @@ pub struct EnsoConfig {
 }
 
 impl Default for EnsoConfig {
-    /// 2 MiB pipes (EnsōGen's, Appendix B), two per thread, reactive notifications without prefetching,
-    /// chaotic gaps of up to 4 quanta, messages sent in place.
+    /// 2 MiB pipes (EnsōGen's, Appendix B), two per thread, reactive notifications read as they name
+    /// pipes, without prefetching, chaotic gaps of up to 4 quanta, messages sent in place.
     fn default() -> Self {
         EnsoConfig {
             pipe_size: 2 << 20,
             pipes_per_core: 2,
             notify: NotifyMode::Reactive,
+            visit: Visit::Notified,
             prefetch: false,
             chaotic_gap: 4,
             tx_copy: false,

@@ -100,12 +100,31 @@ impl RxNotifSw {
         Some((pipe, self.tails[pipe as usize]))
     }
 
-    /// Read up to [`BATCH`] notifications (`__get_new_tails`): answers that have arrived first (they are
-    /// the most recent news), then the ring's. The library keeps the tail of the later entry; the NIC
-    /// writes a pipe's tails in increasing order, and answers here are queued apart from the ring, so the
-    /// newest is the largest.
+    /// Read up to [`BATCH`] notifications for the pipes' pending tails only (`get_new_tails`, which
+    /// `RxPipe::Peek` runs on every visit of an app that visits its pipes in turn); returns how many.
+    #[inline]
+    pub fn get_new_tails<P: Probe>(&mut self, p: &mut P) -> usize {
+        self.read(p, false)
+    }
+
+    /// The newest tail a notification brought for `pipe` (`pending_rx_pipe_tails`).
+    #[inline]
+    pub fn pending_tail(&self, pipe: usize) -> u64 {
+        self.tails[pipe]
+    }
+
     fn read_batch<P: Probe>(&mut self, p: &mut P) {
-        while self.ids.len() < BATCH {
+        self.read(p, true);
+    }
+
+    /// Read up to [`BATCH`] notifications (`__get_new_tails`), queueing their pipe ids to hand out if
+    /// `hand_out`: answers that have arrived first (they are the most recent news), then the ring's. The
+    /// library keeps the tail of the later entry; the NIC writes a pipe's tails in increasing order, and
+    /// answers here are queued apart from the ring, so the newest is the largest.
+    fn read<P: Probe>(&mut self, p: &mut P, hand_out: bool) -> usize {
+        let room = if hand_out { BATCH - self.ids.len() } else { BATCH };
+        let mut read = 0;
+        while read < room {
             let (pipe, tail) = match self.answered.front() {
                 Some(&(n, at)) if at <= p.now_ns() => {
                     self.answered.pop_front();
@@ -118,9 +137,13 @@ impl RxNotifSw {
             };
             let pending = &mut self.tails[pipe as usize];
             *pending = (*pending).max(tail);
-            self.ids.push_back(pipe);
-            self.consumed += 1;
+            if hand_out {
+                self.ids.push_back(pipe);
+            }
+            read += 1;
         }
+        self.consumed += read as u64;
+        read
     }
 
     /// Advance NotificationHead_SW (an MMIO write), if notifications were consumed from the ring.
@@ -179,7 +202,10 @@ pub fn tx_notification_buffer(size: RingSize) -> (TxNotifSw, TxNotifNic) {
         entries: (0..size.len()).map(|_| TxEntry::default()).collect(),
         doorbell: Doorbell::new(0),
     });
-    (TxNotifSw { shared: shared.clone(), tail: 0, done: 0, rung: 0 }, TxNotifNic { shared, head: 0 })
+    (
+        TxNotifSw { shared: shared.clone(), tail: 0, done: 0, rung: 0 },
+        TxNotifNic { shared, head: 0, fetched: 0, fetching: None },
+    )
 }
 
 /// Software's half of a TX notification buffer.
@@ -251,23 +277,59 @@ fn chunk(e: &TxEntry) -> TxChunk {
     }
 }
 
+/// TX notifications the NIC reads in one request: `MAX_TX_DSC_BATCH` of the hardware's `cpu_to_fpga.sv`
+/// (a quarter of its 1,024-entry read queue).
+pub const TX_FETCH_BATCH: u32 = 256;
+
 /// The NIC's half of a TX notification buffer.
 #[derive(Debug)]
 pub struct TxNotifNic {
     shared: Arc<TxShared>,
     head: u32,
+    /// Notifications before this index are on the NIC.
+    fetched: u32,
+    /// A read of notifications up to an index, and when its data arrives (ns).
+    fetching: Option<(u32, u64)>,
 }
 
 impl TxNotifNic {
-    /// The oldest pending notification, fetched by DMA once software rang the doorbell (Acquire).
+    /// Once software rang the doorbell (Acquire), read the notifications posted since the last read, up to
+    /// [`TX_FETCH_BATCH`], in one DMA read (`cpu_to_fpga.sv` queues a read of `head..tail` per doorbell),
+    /// unless a read is on its way; note any read that has arrived. A chunk's data can be read only once
+    /// its notification is on the NIC: its address is in it.
     #[inline]
-    pub fn peek<P: Probe>(&self, p: &mut P) -> Option<TxChunk> {
-        if self.head == self.shared.doorbell.read() {
-            return None;
+    pub fn fetch<P: Probe>(&mut self, p: &mut P) {
+        if let Some((to, at)) = self.fetching
+            && at <= p.now_ns()
+        {
+            self.fetched = to;
+            self.fetching = None;
         }
-        let e = &self.shared.entries[self.shared.size.slot(self.head)];
-        p.touch(e as *const TxEntry as usize, 64, Access::Read);
-        Some(chunk(e))
+        let tail = self.shared.doorbell.read();
+        if self.fetching.is_some() || self.fetched == tail {
+            return;
+        }
+        let size = self.shared.size;
+        let n = tail.wrapping_sub(self.fetched).min(TX_FETCH_BATCH) as usize;
+        let first = size.slot(self.fetched);
+        let contiguous = n.min(size.len() - first);
+        p.touch(&self.shared.entries[first] as *const TxEntry as usize, 64 * contiguous, Access::Read);
+        if contiguous < n {
+            p.touch(self.shared.entries.as_ptr() as usize, 64 * (n - contiguous), Access::Read);
+        }
+        self.fetching = Some((self.fetched.wrapping_add(n as u32), p.read_done_ns()));
+    }
+
+    /// When the notifications on their way arrive, ns, if the NIC has none to send meanwhile.
+    #[inline]
+    pub fn waiting(&self) -> Option<u64> {
+        self.fetching.filter(|_| self.head == self.fetched).map(|(_, at)| at)
+    }
+
+    /// The oldest pending notification, if it is on the NIC.
+    #[inline]
+    pub fn peek(&self) -> Option<TxChunk> {
+        (self.head != self.fetched).then(|| chunk(&self.shared.entries[self.shared.size.slot(self.head)]))
     }
 
     /// Overwrite the oldest pending notification with its completion (a 64-byte DMA write).
