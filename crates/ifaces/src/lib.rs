@@ -37,6 +37,7 @@ pub mod shring;
 pub mod slots;
 pub mod spinlock;
 pub mod sync;
+pub mod txfetch;
 pub mod txring;
 pub mod txset;
 pub mod wbpack;

@@ -8,6 +8,7 @@ use super::{EnsoConfig, NotifyMode};
 use crate::design::{DeviceSide, DropReason, Metrics, Occupancy};
 use crate::probe::Probe;
 use crate::sync::{Arc, AtomicU64, Ordering};
+use crate::txfetch::send_or_wait;
 use wire::QueueId;
 
 /// One thread's pipes and notification buffers, as the NIC sees them.
@@ -133,13 +134,12 @@ impl DeviceSide for EnsoDevice {
     /// The threads' TX notifications are read as doorbells bring them, while the NIC sends chunks whose
     /// notifications it has; with none on the NIC, it waits for the first read to arrive.
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
-        let mut sent = self.transmit_fetched(p, wire, budget);
-        if sent == 0
-            && let Some(at) = self.threads.iter().filter_map(|t| t.tx.waiting()).min()
-        {
-            p.wait_until_ns(at);
-            sent = self.transmit_fetched(p, wire, budget);
-        }
+        let sent = send_or_wait(
+            self,
+            p,
+            |d, p| d.transmit_fetched(p, wire, budget),
+            |d| d.threads.iter().filter_map(|t| t.tx.waiting()).min(),
+        );
         self.next_tx = (self.next_tx + 1) % self.threads.len();
         sent
     }

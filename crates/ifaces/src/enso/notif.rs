@@ -22,6 +22,7 @@ use crate::doorbell::Doorbell;
 use crate::probe::{Access, Probe};
 use crate::ringsize::RingSize;
 use crate::sync::{Arc, AtomicU32, AtomicU64, Ordering};
+use crate::txfetch::{TxFetch, ring_runs};
 use std::collections::VecDeque;
 
 /// One RX notification: pipe id (local to its buffer) and the new Tail_NIC.
@@ -204,7 +205,7 @@ pub fn tx_notification_buffer(size: RingSize) -> (TxNotifSw, TxNotifNic) {
     });
     (
         TxNotifSw { shared: shared.clone(), tail: 0, done: 0, rung: 0 },
-        TxNotifNic { shared, head: 0, fetched: 0, fetching: None },
+        TxNotifNic { shared, head: 0, fetch: TxFetch::default() },
     )
 }
 
@@ -286,50 +287,34 @@ pub const TX_FETCH_BATCH: u32 = 256;
 pub struct TxNotifNic {
     shared: Arc<TxShared>,
     head: u32,
-    /// Notifications before this index are on the NIC.
-    fetched: u32,
-    /// A read of notifications up to an index, and when its data arrives (ns).
-    fetching: Option<(u32, u64)>,
+    /// Its reads of the notifications software posted ([`crate::txfetch`]).
+    fetch: TxFetch,
 }
 
 impl TxNotifNic {
     /// Once software rang the doorbell (Acquire), read the notifications posted since the last read, up to
-    /// [`TX_FETCH_BATCH`], in one DMA read (`cpu_to_fpga.sv` queues a read of `head..tail` per doorbell),
-    /// unless a read is on its way; note any read that has arrived. A chunk's data can be read only once
-    /// its notification is on the NIC: its address is in it.
+    /// [`TX_FETCH_BATCH`], in one DMA read, unless a read is on its way ([`TxFetch::fetch`]). A chunk's
+    /// data can be read only once its notification is on the NIC: its address is in it.
     #[inline]
     pub fn fetch<P: Probe>(&mut self, p: &mut P) {
-        if let Some((to, at)) = self.fetching
-            && at <= p.now_ns()
-        {
-            self.fetched = to;
-            self.fetching = None;
-        }
-        let tail = self.shared.doorbell.read();
-        if self.fetching.is_some() || self.fetched == tail {
-            return;
-        }
-        let size = self.shared.size;
-        let n = tail.wrapping_sub(self.fetched).min(TX_FETCH_BATCH) as usize;
-        let first = size.slot(self.fetched);
-        let contiguous = n.min(size.len() - first);
-        p.touch(&self.shared.entries[first] as *const TxEntry as usize, 64 * contiguous, Access::Read);
-        if contiguous < n {
-            p.touch(self.shared.entries.as_ptr() as usize, 64 * (n - contiguous), Access::Read);
-        }
-        self.fetching = Some((self.fetched.wrapping_add(n as u32), p.read_done_ns()));
+        let shared = &self.shared;
+        self.fetch.fetch(p, shared.doorbell.read(), TX_FETCH_BATCH, |p, first, n| {
+            for (slot, k) in ring_runs(shared.size, first, n) {
+                p.touch(&shared.entries[slot] as *const TxEntry as usize, 64 * k, Access::Read);
+            }
+        });
     }
 
     /// When the notifications on their way arrive, ns, if the NIC has none to send meanwhile.
     #[inline]
     pub fn waiting(&self) -> Option<u64> {
-        self.fetching.filter(|_| self.head == self.fetched).map(|(_, at)| at)
+        self.fetch.waiting(self.head)
     }
 
     /// The oldest pending notification, if it is on the NIC.
     #[inline]
     pub fn peek(&self) -> Option<TxChunk> {
-        (self.head != self.fetched).then(|| chunk(&self.shared.entries[self.shared.size.slot(self.head)]))
+        self.fetch.has(self.head).then(|| chunk(&self.shared.entries[self.shared.size.slot(self.head)]))
     }
 
     /// Overwrite the oldest pending notification with its completion (a 64-byte DMA write).

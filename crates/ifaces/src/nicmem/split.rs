@@ -30,11 +30,13 @@ use crate::arena::{Arena, BufId, BufLayout, Owner};
 use crate::core::CoreCtx;
 use crate::cqring::{CqConsumer, CqProducer, close_all, completion_ring, expire_all};
 use crate::design::{ConfigError, Design, DeviceSide, DriverSide, DropReason, IfaceConfig, Metrics, Occupancy};
+use crate::doorbell::Doorbell;
 use crate::packet::{Backing, Packet};
 use crate::pool::SharedPool;
 use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
 use crate::sync::{Arc, Mutex};
+use crate::txfetch::{TxFetch, ring_runs, send_or_wait};
 use crate::txring::TxFull;
 use std::collections::VecDeque;
 use wire::QueueId;
@@ -84,23 +86,26 @@ struct TxQueue {
     /// n mod its length, 64 B each, at addresses fixed for the run (a growing queue's heap addresses
     /// would depend on what the allocator hands back, and so would the simulated caches).
     ring: Box<[[u64; 8]]>,
+    size: RingSize,
+    /// The producer index software rings once a burst (mlx5's `mlx5_tx_dbrec`: the UAR register, a posted
+    /// MMIO write).
+    doorbell: Doorbell,
 }
 
 impl TxQueue {
     fn new(size: RingSize) -> TxQueue {
-        TxQueue { posted: Mutex::default(), done: Mutex::default(), ring: vec![[0; 8]; size.len()].into_boxed_slice() }
+        TxQueue {
+            posted: Mutex::default(),
+            done: Mutex::default(),
+            ring: vec![[0; 8]; size.len()].into_boxed_slice(),
+            size,
+            doorbell: Doorbell::default(),
+        }
     }
 
     fn slot_addr(&self, slot: usize) -> usize {
         &self.ring[slot] as *const [u64; 8] as usize
     }
-}
-
-/// The NIC takes the oldest posted descriptor, reading it from its slot.
-fn pop_descriptor<P: Probe>(p: &mut P, tx: &TxQueue) -> Option<TxDesc> {
-    let mut posted = tx.posted.lock().unwrap();
-    p.touch(tx.slot_addr(posted.front()?.slot), 64, Access::Read);
-    posted.pop_front()
 }
 
 /// One queue as the NIC sees it.
@@ -116,6 +121,34 @@ struct DevQueue {
     split_at: Option<usize>,
     /// Whether this queue inlines headers.
     inline: bool,
+    /// The next descriptor the NIC sends, by free-running index.
+    tx_next: u32,
+    /// Its reads of the descriptors the doorbell announced: a descriptor holds the header's address, so
+    /// "the NIC must first read the descriptor in order to obtain the header's address" (nicmem §4.2.1).
+    tx_fetch: TxFetch,
+}
+
+impl DevQueue {
+    /// Read the descriptors the doorbell announced, all in one request (the ConnectX-5's descriptor fetch
+    /// size is not published), unless a read is on its way ([`TxFetch::fetch`]).
+    fn fetch_descriptors<P: Probe>(&mut self, p: &mut P) {
+        let tx = &self.tx;
+        self.tx_fetch.fetch(p, tx.doorbell.read(), tx.size.get(), |p, first, n| {
+            for (slot, k) in ring_runs(tx.size, first, n) {
+                p.touch(tx.slot_addr(slot), 64 * k, Access::Read);
+            }
+        });
+    }
+
+    /// The oldest posted descriptor, if the NIC has read it.
+    fn next_descriptor(&mut self) -> Option<TxDesc> {
+        if !self.tx_fetch.has(self.tx_next) {
+            return None;
+        }
+        let d = self.tx.posted.lock().unwrap().pop_front()?;
+        self.tx_next = self.tx_next.wrapping_add(1);
+        Some(d)
+    }
 }
 
 /// The NIC side.
@@ -238,6 +271,8 @@ impl<const M: u8> Design for NicMemDesign<M> {
                 tx: tx.clone(),
                 split_at: splits.then_some(o.split_at),
                 inline,
+                tx_next: 0,
+                tx_fetch: TxFetch::default(),
             });
             let mut drv = NicMemDriver {
                 hdr: hdr_drv,
@@ -263,6 +298,48 @@ impl<const M: u8> Design for NicMemDesign<M> {
             drivers.push(drv);
         }
         Ok((NicMemDevice { queues, nicmem, host, scratch: Vec::new(), spilled: 0, next_tx: 0 }, drivers))
+    }
+}
+
+impl NicMemDevice {
+    /// Read what doorbells announced, then send up to `budget` packets whose descriptors the NIC has,
+    /// the queues in turn: each packet's header (a host buffer, or the inlined bytes) and its payload.
+    fn transmit_fetched<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
+        for q in &mut self.queues {
+            q.fetch_descriptors(p);
+        }
+        let mut sent = 0;
+        let n = self.queues.len();
+        for i in 0..n {
+            let q = &mut self.queues[(self.next_tx + i) % n];
+            while sent < budget {
+                let Some(d) = q.next_descriptor() else { break };
+                self.scratch.clear();
+                match &d.header {
+                    Header::Buf(id, len) => {
+                        p.touch(self.host.data_addr(*id), *len as usize, Access::Read);
+                        self.host.dma_read(*id, *len as usize, |b| self.scratch.extend_from_slice(b));
+                    }
+                    Header::Inline(bytes) => self.scratch.extend_from_slice(bytes),
+                }
+                match d.payload {
+                    Some((HELD, id, len)) => {
+                        p.touch(self.nicmem.arena().data_addr(id), len as usize, Access::Read);
+                        self.nicmem.dma_read_held(id, len as usize, |b| self.scratch.extend_from_slice(b));
+                    }
+                    Some((which, id, len)) => {
+                        let a = if which == PRIMARY { self.nicmem.arena() } else { &self.host };
+                        p.touch(a.data_addr(id), len as usize, Access::Read);
+                        a.dma_read(id, len as usize, |b| self.scratch.extend_from_slice(b));
+                    }
+                    None => {}
+                }
+                wire(&self.scratch);
+                q.tx.done.lock().unwrap().push(d);
+                sent += 1;
+            }
+        }
+        sent
     }
 }
 
@@ -307,39 +384,16 @@ impl DeviceSide for NicMemDevice {
         close_all(p, self.queues.iter_mut().map(|q| &mut q.cq));
     }
 
+    /// The queues' descriptors are read as doorbells announce them, while the NIC sends those it has read;
+    /// with none read, it waits for the first read to arrive ([`crate::txfetch`]).
     fn tx<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
-        let mut sent = 0;
-        let n = self.queues.len();
-        for i in 0..n {
-            let q = &self.queues[(self.next_tx + i) % n];
-            while sent < budget {
-                let Some(d) = pop_descriptor(p, &q.tx) else { break };
-                self.scratch.clear();
-                match &d.header {
-                    Header::Buf(id, len) => {
-                        p.touch(self.host.data_addr(*id), *len as usize, Access::Read);
-                        self.host.dma_read(*id, *len as usize, |b| self.scratch.extend_from_slice(b));
-                    }
-                    Header::Inline(bytes) => self.scratch.extend_from_slice(bytes),
-                }
-                match d.payload {
-                    Some((HELD, id, len)) => {
-                        p.touch(self.nicmem.arena().data_addr(id), len as usize, Access::Read);
-                        self.nicmem.dma_read_held(id, len as usize, |b| self.scratch.extend_from_slice(b));
-                    }
-                    Some((which, id, len)) => {
-                        let a = if which == PRIMARY { self.nicmem.arena() } else { &self.host };
-                        p.touch(a.data_addr(id), len as usize, Access::Read);
-                        a.dma_read(id, len as usize, |b| self.scratch.extend_from_slice(b));
-                    }
-                    None => {}
-                }
-                wire(&self.scratch);
-                q.tx.done.lock().unwrap().push(d);
-                sent += 1;
-            }
-        }
-        self.next_tx = (self.next_tx + 1) % n;
+        let sent = send_or_wait(
+            self,
+            p,
+            |d, p| d.transmit_fetched(p, wire, budget),
+            |d| d.queues.iter().filter_map(|q| q.tx_fetch.waiting(q.tx_next)).min(),
+        );
+        self.next_tx = (self.next_tx + 1) % self.queues.len();
         sent
     }
 
@@ -507,6 +561,10 @@ impl DriverSide for NicMemDriver {
             for d in descs {
                 p.touch(self.tx.slot_addr(d.slot), 64, Access::Write);
                 posted.push_back(d);
+            }
+            drop(posted);
+            if n > 0 {
+                self.tx.doorbell.ring(p, self.tx_posted as u32);
             }
             n
         })
