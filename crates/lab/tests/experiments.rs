@@ -304,6 +304,7 @@ fn design_options_reach_the_design_and_bad_ones_name_the_flag() {
     assert!(suppressed("reactive") > 0.0);
     assert_eq!(suppressed("per-packet"), 0.0);
     fails(&["run", "--iface", "enso", "--enso-notify", "bogus"], &["--enso-notify", "reactive"]);
+    fails(&["run", "--iface", "enso", "--enso-visit", "bogus"], &["--enso-visit", "round-robin"]);
     fails(
         &["run", "--engine", "sim", "--iface", "enso", "--enso-pipe-size", "1000"],
         &["--enso-pipe-size", "page size"],
