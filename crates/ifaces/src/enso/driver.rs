@@ -183,6 +183,13 @@ impl EnsoDriver {
         run.replace(Run { chunk, first_seq: seq }).map_or(0, |r| self.post(p, r))
     }
 
+    /// `Device::ProcessCompletions`, which both of the library's loops run before reading: a read of every
+    /// pipe's state, then the returned packets and TX completions passed back to the NIC.
+    fn process_completions<P: Probe>(&mut self, p: &mut P, core: &CoreCtx) {
+        self.dev.scan_pipes(p);
+        self.reclaim(p, core);
+    }
+
     /// `NextRxTxPipeToRecv` and `PeekPkts` until `max` messages: the pipes notifications name, in turn.
     fn recv_notified<'c, P: Probe>(
         &mut self,
@@ -191,8 +198,7 @@ impl EnsoDriver {
         out: &mut Vec<Packet<'c>>,
         max: usize,
     ) -> usize {
-        self.dev.scan_pipes(p);
-        self.reclaim(p, core);
+        self.process_completions(p, core);
         let mut n = 0;
         while n < max {
             match self.current.filter(|&c| self.dev.pipes[c].unread() > 0) {
@@ -220,8 +226,7 @@ impl EnsoDriver {
         for _ in 0..self.dev.pipes() {
             let pipe = self.next_visit;
             self.next_visit = (pipe + 1) % self.dev.pipes();
-            self.dev.scan_pipes(p);
-            self.reclaim(p, core);
+            self.process_completions(p, core);
             if self.dev.peek_pipe(p, pipe) {
                 return self.take(p, core, pipe, out, max);
             }
