@@ -52,7 +52,6 @@ impl EnsoDevice {
         self.threads.iter().flat_map(|t| &t.rx).fold((0, 0), |(w, f), r| (w + r.tail(), f + r.shared().head()))
     }
 
-    /// Send the chunks of thread `t`'s pending TX notifications, up to `budget` messages.
     /// Fetch what doorbells announced, then send up to `budget` packets of fetched chunks, the threads in
     /// turn.
     fn transmit_fetched<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
@@ -70,6 +69,7 @@ impl EnsoDevice {
         sent
     }
 
+    /// Send the chunks of thread `t`'s fetched TX notifications, up to `budget` messages.
     fn transmit_thread<P: Probe, W: FnMut(&[u8])>(
         &mut self,
         p: &mut P,
