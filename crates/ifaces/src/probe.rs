@@ -270,6 +270,8 @@ pub struct CountingProbe {
     pub now: u64,
     /// What `dma_wait_ns` returns (PCIe back pressure), set by tests.
     pub dma_wait_ns: u64,
+    /// How long after `now` a read reported now has its data (`read_done_ns`), set by tests.
+    pub read_ns: u64,
 }
 
 impl Probe for CountingProbe {
@@ -301,6 +303,9 @@ impl Probe for CountingProbe {
     }
     fn now_ns(&self) -> u64 {
         self.now
+    }
+    fn read_done_ns(&self) -> u64 {
+        self.now + self.read_ns
     }
     fn dma_wait_ns(&self) -> u64 {
         self.dma_wait_ns

@@ -1,41 +1,46 @@
-//! A device's reads of the transmit descriptors a doorbell announced (Ensō's TX notifications, mlx5's send
-//! WQEs as nicmem's designs post them). A descriptor holds the address of the data it sends, so the device
-//! reads it before the data. The device reads what a doorbell announced in one request when it reaches it
-//! (Ensō's `cpu_to_fpga.sv` queues a read of `head..tail` per doorbell, up to `MAX_TX_DSC_BATCH`), sends
-//! what it has already read while that request is on its way, and waits for it only with nothing else to
-//! send: at low load a packet's transmit stage holds both reads, under load the descriptor reads overlap
-//! the data's.
+//! A device's reads of the transmit descriptors a doorbell announced (DPDK's transmit rings, Ensō's TX
+//! notifications, mlx5's send WQEs as nicmem's designs post them). A descriptor holds the address of the
+//! data it sends, so the device reads it before the data, and it cannot read it before the doorbell that
+//! announces it. The device reads what a doorbell announced in one request when it reaches it, without
+//! waiting for the reads already on their way (Ensō's `cpu_to_fpga.sv` queues a read of `head..tail`
+//! per doorbell, up to `MAX_TX_DSC_BATCH`, and hands each to its read data mover as it comes), sends
+//! what it has already read meanwhile, and waits only with nothing else to send: at low load a packet's
+//! transmit stage holds both reads, under load the descriptor reads overlap the data's.
 
 use crate::probe::Probe;
 use crate::ringsize::RingSize;
+use std::collections::VecDeque;
 
 /// The read state of one ring of descriptors, by free-running index.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct TxFetch {
     /// Descriptors before this index are on the device.
     fetched: u32,
-    /// A read on its way: up to which index, and when its data arrives (ns).
-    fetching: Option<(u32, u64)>,
+    /// Descriptors before this index are read or being read.
+    requested: u32,
+    /// Reads on their way, oldest first: up to which index each reads, and when its data arrives (ns).
+    fetching: VecDeque<(u32, u64)>,
 }
 
 impl TxFetch {
-    /// Note a read that has arrived by now; then, if none is on its way and software announced
-    /// descriptors up to `announced`, read up to `batch` of those not read: `read(p, first, n)` reports
-    /// the read of descriptors `first..first + n` ([`ring_runs`] splits them where the ring wraps).
+    /// Note the reads that have arrived by now; then, if software announced descriptors up to `announced`
+    /// that no read asked for, read up to `batch` of them: `read(p, first, n)` reports the read of
+    /// descriptors `first..first + n` ([`ring_runs`] splits them where the ring wraps).
     #[inline]
     pub fn fetch<P: Probe>(&mut self, p: &mut P, announced: u32, batch: u32, read: impl FnOnce(&mut P, u32, u32)) {
-        if let Some((to, at)) = self.fetching
+        while let Some(&(to, at)) = self.fetching.front()
             && at <= p.now_ns()
         {
             self.fetched = to;
-            self.fetching = None;
+            self.fetching.pop_front();
         }
-        if self.fetching.is_some() || self.fetched == announced {
+        if self.requested == announced {
             return;
         }
-        let n = announced.wrapping_sub(self.fetched).min(batch);
-        read(p, self.fetched, n);
-        self.fetching = Some((self.fetched.wrapping_add(n), p.read_done_ns()));
+        let n = announced.wrapping_sub(self.requested).min(batch);
+        read(p, self.requested, n);
+        self.requested = self.requested.wrapping_add(n);
+        self.fetching.push_back((self.requested, p.read_done_ns()));
     }
 
     /// Whether descriptor `next`, the next the device sends, is on the device.
@@ -44,11 +49,11 @@ impl TxFetch {
         next != self.fetched
     }
 
-    /// When the read on its way arrives, if the device has sent every descriptor it read (`next` is the
-    /// next it sends).
+    /// When the oldest read on its way arrives, if the device has sent every descriptor it read (`next`
+    /// is the next it sends).
     #[inline]
     pub fn waiting(&self, next: u32) -> Option<u64> {
-        self.fetching.filter(|_| next == self.fetched).map(|(_, at)| at)
+        self.fetching.front().filter(|_| next == self.fetched).map(|&(_, at)| at)
     }
 }
 
@@ -84,7 +89,7 @@ pub fn ring_runs(size: RingSize, first: u32, n: u32) -> impl Iterator<Item = (us
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::probe::NoProbe;
+    use crate::probe::{CountingProbe, NoProbe};
 
     #[test]
     fn runs_split_where_the_ring_wraps() {
@@ -94,10 +99,10 @@ mod tests {
         assert_eq!(ring_runs(size, 0, 0).count(), 0);
     }
 
-    /// Where reads take no time (the live engine), a read is on the device at the next call; one read at
-    /// a time, up to the batch.
+    /// Where reads take no time (the live engine), a read is on the device at the next call; a read a
+    /// call, up to the batch, without waiting for the one before.
     #[test]
-    fn reads_up_to_the_batch_one_at_a_time() {
+    fn reads_up_to_the_batch_without_waiting_for_the_last() {
         let p = &mut NoProbe::default();
         let mut f = TxFetch::default();
         let mut reads = vec![];
@@ -108,5 +113,26 @@ mod tests {
         assert_eq!(reads, [(0, 4), (4, 4), (8, 2)]);
         f.fetch(p, 10, 4, |_, _, _| panic!("nothing announced is left to read"));
         assert!(f.has(9) && !f.has(10) && f.waiting(10).is_none());
+    }
+
+    /// A doorbell's read goes out while an earlier one is on its way; the device has a descriptor once the
+    /// read that asked for it has arrived, in order.
+    #[test]
+    fn a_read_a_doorbell_in_flight_together() {
+        let p = &mut CountingProbe { read_ns: 500, ..CountingProbe::default() };
+        let mut f = TxFetch::default();
+        let mut reads = vec![];
+        f.fetch(p, 4, 64, |p, first, n| reads.push((first, n, p.now)));
+        p.now = 100;
+        f.fetch(p, 8, 64, |p, first, n| reads.push((first, n, p.now)));
+        assert_eq!(reads, [(0, 4, 0), (4, 4, 100)], "the second read does not wait for the first");
+        assert_eq!((f.has(0), f.waiting(0)), (false, Some(500)));
+        p.now = 500;
+        f.fetch(p, 8, 64, |_, _, _| panic!("both reads are on their way"));
+        assert!(f.has(3) && !f.has(4));
+        assert_eq!(f.waiting(4), Some(600));
+        p.now = 600;
+        f.fetch(p, 8, 64, |_, _, _| panic!("nothing announced is left to read"));
+        assert!(f.has(7) && !f.has(8) && f.waiting(8).is_none());
     }
 }

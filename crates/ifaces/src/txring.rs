@@ -3,9 +3,9 @@
 //!
 //! Software writes a 16-byte descriptor per packet and rings the tail doorbell once per burst; packets that
 //! find the ring full are dropped or left to the caller, as [`TxFull`] says (DPDK's `rte_eth_tx_burst`
-//! queues what fits and returns the rest to the caller, who frees or retries them). The device
-//! reads descriptors (with the same prefetch cache as receive), DMA-reads the packet and puts it on the
-//! wire. It reports progress only for descriptors software asked about: DPDK drivers request a
+//! queues what fits and returns the rest to the caller, who frees or retries them). The device reads the
+//! descriptors a doorbell announced ([`crate::txfetch`]: it cannot read them ahead, as it reads receive
+//! descriptors software posted long before), then DMA-reads each packet and puts it on the wire. It reports progress only for descriptors software asked about: DPDK drivers request a
 //! completion on every 32nd descriptor (mlx5's `MLX5_TX_COMP_THRESH` 32; Intel's RS bit every
 //! `tx_rs_thresh` = 32 descriptors), and the device then writes its 4-byte head index to host memory
 //! (Intel's Tx head write-back). Software frees the buffers of sent packets on its next transmit call,
@@ -18,11 +18,12 @@
 
 use crate::arena::{Arena, BufId, Owner};
 use crate::core::CoreCtx;
-use crate::desc::{DescPrefetch, DescRing, PrefetchParams};
+use crate::desc::DescRing;
 use crate::packet::{Backing, Packet, Parts};
 use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
 use crate::sync::{Arc, AtomicU32, Ordering};
+use crate::txfetch::{TxFetch, ring_runs};
 
 /// Descriptors between completion requests: DPDK's mlx5 `MLX5_TX_COMP_THRESH` and the Intel drivers'
 /// default `tx_rs_thresh`, both 32.
@@ -57,11 +58,11 @@ struct TxShared {
 
 /// Build one Tx ring whose driver treats a full ring as `full` says and frees sent buffers without reading
 /// them if `fast_free`; returns its device and driver halves.
-pub fn tx_ring(size: RingSize, prefetch: PrefetchParams, full: TxFull, fast_free: bool) -> (TxDevice, TxDriver) {
+pub fn tx_ring(size: RingSize, full: TxFull, fast_free: bool) -> (TxDevice, TxDriver) {
     let completion_every = TX_COMPLETION_EVERY.min(size.get() / 2).max(1);
     let shared = Arc::new(TxShared { ring: DescRing::new(size), head: HeadWriteBack::default(), completion_every });
     (
-        TxDevice { shared: shared.clone(), head: 0, prefetch: DescPrefetch::new(prefetch) },
+        TxDevice { shared: shared.clone(), head: 0, fetch: TxFetch::default() },
         TxDriver {
             shared,
             tail: 0,
@@ -182,12 +183,13 @@ impl TxDriver {
 pub struct TxDevice {
     shared: Arc<TxShared>,
     head: u32,
-    prefetch: DescPrefetch,
+    /// Its reads of the descriptors the doorbell announced.
+    fetch: TxFetch,
 }
 
 impl TxDevice {
-    /// Send up to `budget` queued packets to `wire`, reading pool buffers from `arena` and lent slices
-    /// from `lent`; returns how many were sent.
+    /// Send up to `budget` queued packets whose descriptors the device has read ([`TxDevice::fetch`]) to
+    /// `wire`, reading pool buffers from `arena` and lent slices from `lent`; returns how many were sent.
     pub fn transmit<P: Probe, W: FnMut(&[u8])>(
         &mut self,
         p: &mut P,
@@ -196,12 +198,11 @@ impl TxDevice {
         wire: &mut W,
         budget: usize,
     ) -> usize {
-        let tail = self.shared.ring.doorbell.read();
         let every = self.shared.completion_every;
         let mut sent = 0;
         let mut report = false;
-        while self.head != tail && sent < budget {
-            let d = self.prefetch.get(p, &self.shared.ring, self.head, tail);
+        while self.fetch.has(self.head) && sent < budget {
+            let d = self.shared.ring.desc(self.shared.ring.size().slot(self.head));
             let addr = d.addr.load(Ordering::Relaxed) as usize;
             let len = d.cap.load(Ordering::Relaxed) as usize;
             p.touch(addr, len, Access::Read);
@@ -222,6 +223,28 @@ impl TxDevice {
             self.shared.head.0.store(self.head, Ordering::Release);
         }
         sent
+    }
+
+    /// Read the descriptors the doorbell announced, all in one request (neither Intel's nor NVIDIA's
+    /// transmit descriptor fetch size is published), unless a read is on its way ([`TxFetch::fetch`]).
+    pub fn fetch<P: Probe>(&mut self, p: &mut P) {
+        let ring = &self.shared.ring;
+        self.fetch.fetch(p, ring.doorbell.read(), ring.size().get(), |p, first, n| {
+            for (slot, k) in ring_runs(ring.size(), first, n) {
+                p.touch(ring.slot_addr(slot), 16 * k, Access::Read);
+                // A software NIC's stand-in for DMA engines working on several packets at once: hint the
+                // buffers of the fetched descriptors, so their cross-core misses overlap (the simulated
+                // NIC ignores prefetches).
+                for s in slot..slot + k {
+                    p.prefetch(ring.desc(s).addr.load(Ordering::Relaxed) as usize, 1);
+                }
+            }
+        });
+    }
+
+    /// When the descriptor read on its way arrives, if the device has sent every descriptor it read.
+    pub fn waiting(&self) -> Option<u64> {
+        self.fetch.waiting(self.head)
     }
 
     /// Packets queued by software and not yet sent.

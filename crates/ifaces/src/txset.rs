@@ -5,6 +5,7 @@ use crate::arena::Arena;
 use crate::design::IfaceConfig;
 use crate::probe::Probe;
 use crate::sync::Arc;
+use crate::txfetch::send_or_wait;
 use crate::txring::{TxDevice, TxDriver, tx_ring};
 
 /// Every core's Tx ring as the NIC sees them.
@@ -20,7 +21,7 @@ impl TxSet {
     /// One Tx ring per core, as `cfg` sizes them and the runtime has its driver treat them; returns the
     /// device's set and each core's driver half.
     pub fn new(cfg: &IfaceConfig) -> (TxSet, Vec<TxDriver>) {
-        let ring = || tx_ring(cfg.tx_ring, cfg.prefetch, cfg.tx_full, cfg.tx_fast_free);
+        let ring = || tx_ring(cfg.tx_ring, cfg.tx_full, cfg.tx_fast_free);
         let (rings, drivers) = (0..cfg.cores).map(|_| ring()).unzip();
         (TxSet { rings, next: 0, lent: None }, drivers)
     }
@@ -30,7 +31,9 @@ impl TxSet {
         self.lent = Some(lent);
     }
 
-    /// Send up to `budget` packets, starting with a different core's ring each call.
+    /// Send up to `budget` packets, starting with a different core's ring each call. The rings' descriptors
+    /// are read as doorbells announce them, while the NIC sends those it has read; with none read, it waits
+    /// for the first read to arrive ([`crate::txfetch`]).
     pub fn transmit<P: Probe, W: FnMut(&[u8])>(
         &mut self,
         p: &mut P,
@@ -38,6 +41,26 @@ impl TxSet {
         wire: &mut W,
         budget: usize,
     ) -> usize {
+        let sent = send_or_wait(
+            self,
+            p,
+            |s, p| s.transmit_fetched(p, arena, wire, budget),
+            |s| s.rings.iter().filter_map(TxDevice::waiting).min(),
+        );
+        self.next = (self.next + 1) % self.rings.len();
+        sent
+    }
+
+    fn transmit_fetched<P: Probe, W: FnMut(&[u8])>(
+        &mut self,
+        p: &mut P,
+        arena: &Arena,
+        wire: &mut W,
+        budget: usize,
+    ) -> usize {
+        for r in &mut self.rings {
+            r.fetch(p);
+        }
         let n = self.rings.len();
         let mut sent = 0;
         for i in 0..n {
@@ -46,7 +69,6 @@ impl TxSet {
             }
             sent += self.rings[(self.next + i) % n].transmit(p, arena, self.lent.as_deref(), wire, budget - sent);
         }
-        self.next = (self.next + 1) % n;
         sent
     }
 

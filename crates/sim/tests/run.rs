@@ -593,19 +593,23 @@ fn kvs_and_logmon_read_what_a_split_design_leaves_in_nic_memory() {
     assert!(r.accounting.delivered > 10 && lines > 10.0 * r.accounting.delivered as f64, "{lines} lines, {r}");
 }
 
-/// Ensō's NIC reads a TX notification before the data it points to (the notification holds the chunk's
-/// address; `cpu_to_fpga.sv` reads notifications per doorbell, then their data): at low load a packet's
-/// transmit stage, doorbell to wire, holds both reads one after the other.
+/// A transmit descriptor holds the address of the data it sends, and a NIC cannot read it before the
+/// doorbell that announces it (`ifaces::txfetch`): at low load a packet's transmit stage, doorbell to
+/// wire, holds both reads one after the other, for Ensō's TX notifications (`cpu_to_fpga.sv` reads them
+/// per doorbell, then their data) as for DPDK's transmit rings.
 #[test]
-fn enso_reads_a_tx_notification_before_its_data() {
-    let mut c = config(1, 1.0, 64, 300);
-    c.profile = "i9-9960x-enso".into();
-    c.design = "enso".into();
-    c.iface.burst = 1024;
-    let r = run(&c).unwrap();
-    let read_ns = sim::profile::Profile::i9_9960x_enso().pcie.read_base_ns;
-    assert!(r.drops.is_empty() && r.accounting.sent == r.accounting.offered, "{r}");
-    assert!(r.latency_stages.tx_ns > 2.0 * read_ns, "{} ns from doorbell to wire: {r}", r.latency_stages.tx_ns);
+fn every_nic_reads_a_transmit_descriptor_before_its_data() {
+    for design in ["enso", "privring", "shring", "rxbisect", "corec"] {
+        let mut c = config(1, 1.0, 64, 300);
+        c.profile = "i9-9960x-enso".into();
+        c.design = design.into();
+        c.iface.burst = if design == "enso" { 1024 } else { 32 };
+        let r = run(&c).unwrap();
+        let read_ns = sim::profile::Profile::i9_9960x_enso().pcie.read_base_ns;
+        assert!(r.drops.is_empty() && r.accounting.sent == r.accounting.offered, "{design}: {r}");
+        let tx_ns = r.latency_stages.tx_ns;
+        assert!(tx_ns > 2.0 * read_ns, "{design}: {tx_ns} ns from doorbell to wire: {r}");
+    }
 }
 
 /// nicmem's NIC reads a send descriptor before the header buffer it points to: "the NIC must first read
