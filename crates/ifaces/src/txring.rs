@@ -5,8 +5,9 @@
 //! find the ring full are dropped or left to the caller, as [`TxFull`] says (DPDK's `rte_eth_tx_burst`
 //! queues what fits and returns the rest to the caller, who frees or retries them). The device reads the
 //! descriptors a doorbell announced ([`crate::txfetch`]: it cannot read them ahead, as it reads receive
-//! descriptors software posted long before), then DMA-reads each packet and puts it on the wire. It reports progress only for descriptors software asked about: DPDK drivers request a
-//! completion on every 32nd descriptor (mlx5's `MLX5_TX_COMP_THRESH` 32; Intel's RS bit every
+//! descriptors software posted long before), then DMA-reads each packet and puts it on the wire. It
+//! reports progress only for descriptors software asked about: DPDK drivers request a completion on every
+//! 32nd descriptor (mlx5's `MLX5_TX_COMP_THRESH` 32; Intel's RS bit every
 //! `tx_rs_thresh` = 32 descriptors), and the device then writes its 4-byte head index to host memory
 //! (Intel's Tx head write-back). Software frees the buffers of sent packets on its next transmit call,
 //! as DPDK drivers do, and so holds up to one threshold's worth of sent buffers.
@@ -226,7 +227,8 @@ impl TxDevice {
     }
 
     /// Read the descriptors the doorbell announced, all in one request (neither Intel's nor NVIDIA's
-    /// transmit descriptor fetch size is published), unless a read is on its way ([`TxFetch::fetch`]).
+    /// transmit descriptor fetch size is published), beside the reads already on their way
+    /// ([`TxFetch::fetch`]).
     pub fn fetch<P: Probe>(&mut self, p: &mut P) {
         let ring = &self.shared.ring;
         self.fetch.fetch(p, ring.doorbell.read(), ring.size().get(), |p, first, n| {
@@ -242,7 +244,7 @@ impl TxDevice {
         });
     }
 
-    /// When the descriptor read on its way arrives, if the device has sent every descriptor it read.
+    /// When the oldest descriptor read on its way arrives, if the device has sent every descriptor it read.
     pub fn waiting(&self) -> Option<u64> {
         self.fetch.waiting(self.head)
     }

@@ -293,8 +293,8 @@ pub struct TxNotifNic {
 
 impl TxNotifNic {
     /// Once software rang the doorbell (Acquire), read the notifications posted since the last read, up to
-    /// [`TX_FETCH_BATCH`], in one DMA read, unless a read is on its way ([`TxFetch::fetch`]). A chunk's
-    /// data can be read only once its notification is on the NIC: its address is in it.
+    /// [`TX_FETCH_BATCH`], in one DMA read, beside the reads already on their way ([`TxFetch::fetch`]). A
+    /// chunk's data can be read only once its notification is on the NIC: its address is in it.
     #[inline]
     pub fn fetch<P: Probe>(&mut self, p: &mut P) {
         let shared = &self.shared;

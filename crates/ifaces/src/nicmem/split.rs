@@ -130,7 +130,7 @@ struct DevQueue {
 
 impl DevQueue {
     /// Read the descriptors the doorbell announced, all in one request (the ConnectX-5's descriptor fetch
-    /// size is not published), unless a read is on its way ([`TxFetch::fetch`]).
+    /// size is not published), beside the reads already on their way ([`TxFetch::fetch`]).
     fn fetch_descriptors<P: Probe>(&mut self, p: &mut P) {
         let tx = &self.tx;
         self.tx_fetch.fetch(p, tx.doorbell.read(), tx.size.get(), |p, first, n| {
