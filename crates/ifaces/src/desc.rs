@@ -58,6 +58,17 @@ impl DescRing {
         d.cap.store(cap, Ordering::Relaxed);
     }
 
+    /// The device reads `k` descriptors from slot `slot` (contiguous) in one DMA read. A software NIC's
+    /// stand-in for DMA engines working on several packets at once: it hints the buffers they point at,
+    /// so their cross-core misses overlap (the simulated NIC ignores prefetches).
+    #[inline]
+    pub fn dma_read<P: Probe>(&self, p: &mut P, slot: usize, k: usize) {
+        p.touch(self.slot_addr(slot), 16 * k, Access::Read);
+        for d in &self.descs[slot..slot + k] {
+            p.prefetch(d.addr.load(Ordering::Relaxed) as usize, 1);
+        }
+    }
+
     /// Address of slot `slot` in memory.
     #[inline]
     pub fn slot_addr(&self, slot: usize) -> usize {
@@ -122,23 +133,13 @@ impl DescPrefetch {
             self.stats.hits += 1;
         } else {
             let n = limit.wrapping_sub(idx).clamp(1, self.params.batch.max(1));
-            let size = ring.size();
-            let first = size.slot(idx);
-            let contiguous = (n as usize).min(size.len() - first);
-            p.touch(ring.slot_addr(first), contiguous * 16, Access::Read);
-            if contiguous < n as usize {
-                p.touch(ring.slot_addr(0), (n as usize - contiguous) * 16, Access::Read);
+            for (slot, k) in ring.size().runs(idx, n) {
+                ring.dma_read(p, slot, k);
             }
             // The device needs this descriptor's buffer address before it can go on, unless the
             // prefetcher read it ahead.
             if self.stream != Some(idx) {
                 p.depend();
-            }
-            // A software NIC's stand-in for DMA engines working on several packets at once: hint the
-            // buffers of the fetched descriptors, so their cross-core misses overlap (the simulated
-            // NIC ignores prefetches).
-            for i in 0..n {
-                p.prefetch(ring.desc(size.slot(idx.wrapping_add(i))).addr.load(Ordering::Relaxed) as usize, 1);
             }
             self.lo = idx;
             self.hi = idx.wrapping_add(n);

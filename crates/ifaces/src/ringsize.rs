@@ -56,6 +56,16 @@ impl RingSize {
         (i & (self.0 - 1)) as usize
     }
 
+    /// Free-running indices `first..first + n` (at most the ring) as runs of contiguous slots
+    /// `(slot, count)`: one, or two where the ring wraps.
+    #[inline]
+    pub fn runs(self, first: u32, n: u32) -> impl Iterator<Item = (usize, usize)> {
+        let slot = self.slot(first);
+        let n = n as usize;
+        let head = n.min(self.len() - slot);
+        [(slot, head), (0, n - head)].into_iter().filter(|&(_, k)| k > 0)
+    }
+
     /// The sense-reverse generation of free-running index `i`: flips on every pass through the ring.
     #[inline(always)]
     pub fn generation(self, i: u32) -> bool {
@@ -129,6 +139,14 @@ pub fn count<T: TryFrom<u64>>(s: &str) -> Result<T, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_split_where_the_ring_wraps() {
+        let size = RingSize::new(8).unwrap();
+        assert_eq!(size.runs(2, 4).collect::<Vec<_>>(), [(2, 4)]);
+        assert_eq!(size.runs(14, 5).collect::<Vec<_>>(), [(6, 2), (0, 3)]);
+        assert_eq!(size.runs(0, 0).count(), 0);
+    }
 
     #[test]
     fn sizes() {

@@ -24,10 +24,17 @@ pub struct TxFetch {
 
 impl TxFetch {
     /// Note the reads that have arrived by now; then, if software announced descriptors up to `announced`
-    /// that no read asked for, read up to `batch` of them: `read(p, first, n)` reports the read of
-    /// descriptors `first..first + n` ([`ring_runs`] splits them where the ring wraps).
+    /// that no read asked for, read up to `batch` of them from a ring of `size` slots: `read(p, slot, k)`
+    /// reports the read of `k` contiguous slots from `slot`, once, or twice where the ring wraps.
     #[inline]
-    pub fn fetch<P: Probe>(&mut self, p: &mut P, announced: u32, batch: u32, read: impl FnOnce(&mut P, u32, u32)) {
+    pub fn fetch<P: Probe>(
+        &mut self,
+        p: &mut P,
+        announced: u32,
+        batch: u32,
+        size: RingSize,
+        mut read: impl FnMut(&mut P, usize, usize),
+    ) {
         while let Some(&(to, at)) = self.fetching.front()
             && at <= p.now_ns()
         {
@@ -38,7 +45,9 @@ impl TxFetch {
             return;
         }
         let n = announced.wrapping_sub(self.requested).min(batch);
-        read(p, self.requested, n);
+        for (slot, k) in size.runs(self.requested, n) {
+            read(p, slot, k);
+        }
         self.requested = self.requested.wrapping_add(n);
         self.fetching.push_back((self.requested, p.read_done_ns()));
     }
@@ -76,14 +85,18 @@ pub fn send_or_wait<D, P: Probe>(
     }
 }
 
-/// Descriptors `first..first + n` of a ring of `size` slots as runs of contiguous slots `(slot, count)`:
-/// one, or two where the ring wraps.
+/// Serve `n` queues in turn from queue `first` until `budget` packets are sent: `send(q, left)` sends up
+/// to `left` packets of queue `q` and returns how many it sent. Returns the packets sent.
 #[inline]
-pub fn ring_runs(size: RingSize, first: u32, n: u32) -> impl Iterator<Item = (usize, usize)> {
-    let slot = size.slot(first);
-    let n = n as usize;
-    let head = n.min(size.len() - slot);
-    [(slot, head), (0, n - head)].into_iter().filter(|&(_, k)| k > 0)
+pub fn in_turn(n: usize, first: usize, budget: usize, mut send: impl FnMut(usize, usize) -> usize) -> usize {
+    let mut sent = 0;
+    for i in 0..n {
+        if sent >= budget {
+            break;
+        }
+        sent += send((first + i) % n, budget - sent);
+    }
+    sent
 }
 
 #[cfg(all(test, not(loom)))]
@@ -91,12 +104,9 @@ mod tests {
     use super::*;
     use crate::probe::{CountingProbe, NoProbe};
 
-    #[test]
-    fn runs_split_where_the_ring_wraps() {
-        let size = RingSize::new(8).unwrap();
-        assert_eq!(ring_runs(size, 2, 4).collect::<Vec<_>>(), [(2, 4)]);
-        assert_eq!(ring_runs(size, 14, 5).collect::<Vec<_>>(), [(6, 2), (0, 3)]);
-        assert_eq!(ring_runs(size, 0, 0).count(), 0);
+    /// Ring of the tests' reads, larger than any of them: each read is one run.
+    fn size() -> RingSize {
+        RingSize::new(16).unwrap()
     }
 
     /// Where reads take no time (the live engine), a read is on the device at the next call; a read a
@@ -106,12 +116,12 @@ mod tests {
         let p = &mut NoProbe::default();
         let mut f = TxFetch::default();
         let mut reads = vec![];
-        f.fetch(p, 10, 4, |_, first, n| reads.push((first, n)));
+        f.fetch(p, 10, 4, size(), |_, slot, k| reads.push((slot, k)));
         assert!(!f.has(0) && f.waiting(0).is_some(), "on its way");
-        f.fetch(p, 10, 4, |_, first, n| reads.push((first, n)));
-        f.fetch(p, 10, 4, |_, first, n| reads.push((first, n)));
+        f.fetch(p, 10, 4, size(), |_, slot, k| reads.push((slot, k)));
+        f.fetch(p, 10, 4, size(), |_, slot, k| reads.push((slot, k)));
         assert_eq!(reads, [(0, 4), (4, 4), (8, 2)]);
-        f.fetch(p, 10, 4, |_, _, _| panic!("nothing announced is left to read"));
+        f.fetch(p, 10, 4, size(), |_, _, _| panic!("nothing announced is left to read"));
         assert!(f.has(9) && !f.has(10) && f.waiting(10).is_none());
     }
 
@@ -122,17 +132,17 @@ mod tests {
         let p = &mut CountingProbe { read_ns: 500, ..CountingProbe::default() };
         let mut f = TxFetch::default();
         let mut reads = vec![];
-        f.fetch(p, 4, 64, |p, first, n| reads.push((first, n, p.now)));
+        f.fetch(p, 4, 64, size(), |p, slot, k| reads.push((slot, k, p.now)));
         p.now = 100;
-        f.fetch(p, 8, 64, |p, first, n| reads.push((first, n, p.now)));
+        f.fetch(p, 8, 64, size(), |p, slot, k| reads.push((slot, k, p.now)));
         assert_eq!(reads, [(0, 4, 0), (4, 4, 100)], "the second read does not wait for the first");
         assert_eq!((f.has(0), f.waiting(0)), (false, Some(500)));
         p.now = 500;
-        f.fetch(p, 8, 64, |_, _, _| panic!("both reads are on their way"));
+        f.fetch(p, 8, 64, size(), |_, _, _| panic!("both reads are on their way"));
         assert!(f.has(3) && !f.has(4));
         assert_eq!(f.waiting(4), Some(600));
         p.now = 600;
-        f.fetch(p, 8, 64, |_, _, _| panic!("nothing announced is left to read"));
+        f.fetch(p, 8, 64, size(), |_, _, _| panic!("nothing announced is left to read"));
         assert!(f.has(7) && !f.has(8) && f.waiting(8).is_none());
     }
 }

@@ -24,7 +24,7 @@ use crate::packet::{Backing, Packet, Parts};
 use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
 use crate::sync::{Arc, AtomicU32, Ordering};
-use crate::txfetch::{TxFetch, ring_runs};
+use crate::txfetch::TxFetch;
 
 /// Descriptors between completion requests: DPDK's mlx5 `MLX5_TX_COMP_THRESH` and the Intel drivers'
 /// default `tx_rs_thresh`, both 32.
@@ -231,17 +231,8 @@ impl TxDevice {
     /// ([`TxFetch::fetch`]).
     pub fn fetch<P: Probe>(&mut self, p: &mut P) {
         let ring = &self.shared.ring;
-        self.fetch.fetch(p, ring.doorbell.read(), ring.size().get(), |p, first, n| {
-            for (slot, k) in ring_runs(ring.size(), first, n) {
-                p.touch(ring.slot_addr(slot), 16 * k, Access::Read);
-                // A software NIC's stand-in for DMA engines working on several packets at once: hint the
-                // buffers of the fetched descriptors, so their cross-core misses overlap (the simulated
-                // NIC ignores prefetches).
-                for s in slot..slot + k {
-                    p.prefetch(ring.desc(s).addr.load(Ordering::Relaxed) as usize, 1);
-                }
-            }
-        });
+        self.fetch
+            .fetch(p, ring.doorbell.read(), ring.size().get(), ring.size(), |p, slot, k| ring.dma_read(p, slot, k));
     }
 
     /// When the oldest descriptor read on its way arrives, if the device has sent every descriptor it read.

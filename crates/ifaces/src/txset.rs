@@ -5,7 +5,7 @@ use crate::arena::Arena;
 use crate::design::IfaceConfig;
 use crate::probe::Probe;
 use crate::sync::Arc;
-use crate::txfetch::send_or_wait;
+use crate::txfetch::{in_turn, send_or_wait};
 use crate::txring::{TxDevice, TxDriver, tx_ring};
 
 /// Every core's Tx ring as the NIC sees them.
@@ -61,15 +61,8 @@ impl TxSet {
         for r in &mut self.rings {
             r.fetch(p);
         }
-        let n = self.rings.len();
-        let mut sent = 0;
-        for i in 0..n {
-            if sent >= budget {
-                break;
-            }
-            sent += self.rings[(self.next + i) % n].transmit(p, arena, self.lent.as_deref(), wire, budget - sent);
-        }
-        sent
+        let (rings, lent) = (&mut self.rings, self.lent.as_deref());
+        in_turn(rings.len(), self.next, budget, |r, left| rings[r].transmit(p, arena, lent, wire, left))
     }
 
     /// Packets queued by software and not yet sent, over all rings.

@@ -8,7 +8,7 @@ use super::{EnsoConfig, NotifyMode};
 use crate::design::{DeviceSide, DropReason, Metrics, Occupancy};
 use crate::probe::Probe;
 use crate::sync::{Arc, AtomicU64, Ordering};
-use crate::txfetch::send_or_wait;
+use crate::txfetch::{in_turn, send_or_wait};
 use wire::QueueId;
 
 /// One thread's pipes and notification buffers, as the NIC sees them.
@@ -55,18 +55,10 @@ impl EnsoDevice {
     /// Fetch what doorbells announced, then send up to `budget` packets of fetched chunks, the threads in
     /// turn.
     fn transmit_fetched<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
-        let n = self.threads.len();
         for th in &mut self.threads {
             th.tx.fetch(p);
         }
-        let mut sent = 0;
-        for i in 0..n {
-            if sent >= budget {
-                break;
-            }
-            sent += self.transmit_thread(p, (self.next_tx + i) % n, wire, budget - sent);
-        }
-        sent
+        in_turn(self.threads.len(), self.next_tx, budget, |t, left| self.transmit_thread(p, t, wire, left))
     }
 
     /// Send the chunks of thread `t`'s fetched TX notifications, up to `budget` messages.

@@ -22,7 +22,7 @@ use crate::doorbell::Doorbell;
 use crate::probe::{Access, Probe};
 use crate::ringsize::RingSize;
 use crate::sync::{Arc, AtomicU32, AtomicU64, Ordering};
-use crate::txfetch::{TxFetch, ring_runs};
+use crate::txfetch::TxFetch;
 use std::collections::VecDeque;
 
 /// One RX notification: pipe id (local to its buffer) and the new Tail_NIC.
@@ -298,10 +298,8 @@ impl TxNotifNic {
     #[inline]
     pub fn fetch<P: Probe>(&mut self, p: &mut P) {
         let shared = &self.shared;
-        self.fetch.fetch(p, shared.doorbell.read(), TX_FETCH_BATCH, |p, first, n| {
-            for (slot, k) in ring_runs(shared.size, first, n) {
-                p.touch(&shared.entries[slot] as *const TxEntry as usize, 64 * k, Access::Read);
-            }
+        self.fetch.fetch(p, shared.doorbell.read(), TX_FETCH_BATCH, shared.size, |p, slot, k| {
+            p.touch(&shared.entries[slot] as *const TxEntry as usize, 64 * k, Access::Read);
         });
     }
 

@@ -36,7 +36,7 @@ use crate::pool::SharedPool;
 use crate::probe::{Access, NoProbe, Phase, Probe, in_phase};
 use crate::ringsize::RingSize;
 use crate::sync::{Arc, Mutex};
-use crate::txfetch::{TxFetch, ring_runs, send_or_wait};
+use crate::txfetch::{TxFetch, in_turn, send_or_wait};
 use crate::txring::TxFull;
 use std::collections::VecDeque;
 use wire::QueueId;
@@ -133,10 +133,8 @@ impl DevQueue {
     /// size is not published), beside the reads already on their way ([`TxFetch::fetch`]).
     fn fetch_descriptors<P: Probe>(&mut self, p: &mut P) {
         let tx = &self.tx;
-        self.tx_fetch.fetch(p, tx.doorbell.read(), tx.size.get(), |p, first, n| {
-            for (slot, k) in ring_runs(tx.size, first, n) {
-                p.touch(tx.slot_addr(slot), 64 * k, Access::Read);
-            }
+        self.tx_fetch.fetch(p, tx.doorbell.read(), tx.size.get(), tx.size, |p, slot, k| {
+            p.touch(tx.slot_addr(slot), 64 * k, Access::Read);
         });
     }
 
@@ -303,41 +301,44 @@ impl<const M: u8> Design for NicMemDesign<M> {
 
 impl NicMemDevice {
     /// Read what doorbells announced, then send up to `budget` packets whose descriptors the NIC has,
-    /// the queues in turn: each packet's header (a host buffer, or the inlined bytes) and its payload.
+    /// the queues in turn.
     fn transmit_fetched<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, wire: &mut W, budget: usize) -> usize {
         for q in &mut self.queues {
             q.fetch_descriptors(p);
         }
+        in_turn(self.queues.len(), self.next_tx, budget, |q, left| self.transmit_queue(p, q, wire, left))
+    }
+
+    /// Send up to `budget` packets of queue `q` whose descriptors the NIC has: each packet's header (a host
+    /// buffer, or the inlined bytes) and its payload.
+    fn transmit_queue<P: Probe, W: FnMut(&[u8])>(&mut self, p: &mut P, q: usize, wire: &mut W, budget: usize) -> usize {
+        let q = &mut self.queues[q];
         let mut sent = 0;
-        let n = self.queues.len();
-        for i in 0..n {
-            let q = &mut self.queues[(self.next_tx + i) % n];
-            while sent < budget {
-                let Some(d) = q.next_descriptor() else { break };
-                self.scratch.clear();
-                match &d.header {
-                    Header::Buf(id, len) => {
-                        p.touch(self.host.data_addr(*id), *len as usize, Access::Read);
-                        self.host.dma_read(*id, *len as usize, |b| self.scratch.extend_from_slice(b));
-                    }
-                    Header::Inline(bytes) => self.scratch.extend_from_slice(bytes),
+        while sent < budget {
+            let Some(d) = q.next_descriptor() else { break };
+            self.scratch.clear();
+            match &d.header {
+                Header::Buf(id, len) => {
+                    p.touch(self.host.data_addr(*id), *len as usize, Access::Read);
+                    self.host.dma_read(*id, *len as usize, |b| self.scratch.extend_from_slice(b));
                 }
-                match d.payload {
-                    Some((HELD, id, len)) => {
-                        p.touch(self.nicmem.arena().data_addr(id), len as usize, Access::Read);
-                        self.nicmem.dma_read_held(id, len as usize, |b| self.scratch.extend_from_slice(b));
-                    }
-                    Some((which, id, len)) => {
-                        let a = if which == PRIMARY { self.nicmem.arena() } else { &self.host };
-                        p.touch(a.data_addr(id), len as usize, Access::Read);
-                        a.dma_read(id, len as usize, |b| self.scratch.extend_from_slice(b));
-                    }
-                    None => {}
-                }
-                wire(&self.scratch);
-                q.tx.done.lock().unwrap().push(d);
-                sent += 1;
+                Header::Inline(bytes) => self.scratch.extend_from_slice(bytes),
             }
+            match d.payload {
+                Some((HELD, id, len)) => {
+                    p.touch(self.nicmem.arena().data_addr(id), len as usize, Access::Read);
+                    self.nicmem.dma_read_held(id, len as usize, |b| self.scratch.extend_from_slice(b));
+                }
+                Some((which, id, len)) => {
+                    let a = if which == PRIMARY { self.nicmem.arena() } else { &self.host };
+                    p.touch(a.data_addr(id), len as usize, Access::Read);
+                    a.dma_read(id, len as usize, |b| self.scratch.extend_from_slice(b));
+                }
+                None => {}
+            }
+            wire(&self.scratch);
+            q.tx.done.lock().unwrap().push(d);
+            sent += 1;
         }
         sent
     }
