@@ -145,6 +145,14 @@ pub trait Probe {
         self.now_ns()
     }
 
+    /// NIC only: when a write the device issues once its last read has its data lands in host memory, ns
+    /// (a completion, written after the read of what it reports). Zero where writes land at once (the
+    /// live engine's software NIC).
+    #[inline(always)]
+    fn write_lands_ns(&self) -> u64 {
+        0
+    }
+
     /// Nothing to do until `ns`: wait, as [`Probe::depend`] waits for a read. Nothing elsewhere.
     #[inline(always)]
     fn wait_until_ns(&mut self, _ns: u64) {}
@@ -272,6 +280,8 @@ pub struct CountingProbe {
     pub dma_wait_ns: u64,
     /// How long after `now` a read reported now has its data (`read_done_ns`), set by tests.
     pub read_ns: u64,
+    /// How long a write issued once that read has its data takes to land (`write_lands_ns`), set by tests.
+    pub write_ns: u64,
 }
 
 impl Probe for CountingProbe {
@@ -306,6 +316,9 @@ impl Probe for CountingProbe {
     }
     fn read_done_ns(&self) -> u64 {
         self.now + self.read_ns
+    }
+    fn write_lands_ns(&self) -> u64 {
+        self.read_done_ns() + self.write_ns
     }
     fn dma_wait_ns(&self) -> u64 {
         self.dma_wait_ns

@@ -433,6 +433,10 @@ impl Probe for SimProbe<'_> {
         self.last_dma_read.unwrap_or(self.now) / 1000
     }
 
+    fn write_lands_ns(&self) -> u64 {
+        (self.last_dma_read.unwrap_or(self.now).max(self.now) + self.m.pcie.write_latency_ps()) / 1000
+    }
+
     fn wait_until_ns(&mut self, ns: u64) {
         let t = ns * 1000;
         self.stall += t.saturating_sub(self.now);

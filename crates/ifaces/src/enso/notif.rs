@@ -173,6 +173,8 @@ struct TxEntry {
     start: AtomicU64,
     end: AtomicU64,
     flag: AtomicU64,
+    /// When the completion lands in host memory, ns ([`Probe::write_lands_ns`]).
+    lands: AtomicU64,
 }
 
 /// What a TX notification asks the NIC to send.
@@ -255,7 +257,7 @@ impl TxNotifSw {
         let e = &self.shared.entries[self.shared.size.slot(self.done)];
         p.touch(e as *const TxEntry as usize, 64, Access::Read);
         // Acquire: pairs with the NIC's Release of the completion flag: it finished reading the chunk.
-        if e.flag.load(Ordering::Acquire) != DONE {
+        if e.flag.load(Ordering::Acquire) != DONE || e.lands.load(Ordering::Relaxed) > p.now_ns() {
             return None;
         }
         self.done = self.done.wrapping_add(1);
@@ -320,6 +322,7 @@ impl TxNotifNic {
     pub fn complete<P: Probe>(&mut self, p: &mut P) {
         let e = &self.shared.entries[self.shared.size.slot(self.head)];
         p.touch(e as *const TxEntry as usize, 64, Access::Write);
+        e.lands.store(p.write_lands_ns(), Ordering::Relaxed);
         // Release: the NIC's reads of the chunk happen before software, acquiring the flag, reuses it.
         e.flag.store(DONE, Ordering::Release);
         self.head = self.head.wrapping_add(1);
@@ -359,6 +362,25 @@ mod tests {
         p.now = 100;
         assert_eq!(sw.next(p), Some((0, 30)));
         assert_eq!(sw.next(p), None);
+    }
+
+    /// A completion is written once the NIC has read the chunk it reports, and software sees it only when
+    /// that write lands: the NIC's data read and a posted write after it.
+    #[test]
+    fn a_completion_is_seen_once_it_lands() {
+        let (mut sw, mut nic) = tx_notification_buffer(RingSize::new(8).unwrap());
+        let p = &mut CountingProbe { read_ns: 500, write_ns: 200, ..CountingProbe::default() };
+        assert!(sw.post(p, TxChunk { pipe: 0, start: 0, end: 64, packets: 1 }));
+        sw.ring_doorbell(p);
+        nic.fetch(p);
+        p.now = 500;
+        nic.fetch(p);
+        assert!(nic.peek().is_some(), "the notification is on the NIC");
+        nic.complete(p);
+        p.now = 1_199;
+        assert_eq!(sw.completion(p), None, "the completion is still on its way");
+        p.now = 1_200;
+        assert_eq!(sw.completion(p).map(|c| c.end), Some(64));
     }
 
     #[test]
